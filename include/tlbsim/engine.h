@@ -1,0 +1,57 @@
+#ifndef TLBSIM_ENGINE_H
+#define TLBSIM_ENGINE_H
+/*
+ * Discrete-event engine.  Time is an integer number of cycles.  Events fire in
+ * (time, seq) order, seq being the insertion order, so equal times fire FIFO and
+ * runs are deterministic.  The engine knows nothing of what it schedules: an
+ * event is a function, an opaque target and a 64-bit argument.  There is no
+ * cancellation; a model that changes its mind bumps a generation and lets the
+ * stale event return early.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef void (*engine_fn)(void *target, uint64_t arg);
+
+struct engine;
+
+enum engine_stop_reason {
+	ENGINE_EMPTY,       /* no event left */
+	ENGINE_TIME_LIMIT,  /* next event lies beyond the time limit */
+	ENGINE_EVENT_LIMIT, /* dispatched the allowed number of events */
+	ENGINE_STOPPED,     /* engine_stop() was called from an event */
+};
+
+#define ENGINE_NEVER UINT64_MAX
+
+struct engine *engine_new(void);
+void engine_free(struct engine *engine);
+
+uint64_t engine_now(const struct engine *engine);
+
+/**
+ * engine_schedule() - queue fn(target, arg) at @time.
+ * @time must not lie in the past (asserted).
+ */
+void engine_schedule(struct engine *engine, uint64_t time, engine_fn fn, void *target,
+		     uint64_t arg);
+
+/* Time of the earliest pending event, ENGINE_NEVER when none is pending. */
+uint64_t engine_next_time(const struct engine *engine);
+size_t engine_pending(const struct engine *engine);
+
+/**
+ * engine_run() - dispatch events in order.
+ * Stops before an event whose time exceeds @time_limit, after @event_limit
+ * dispatches (counted from this call), when the queue is empty, or when an
+ * event calls engine_stop().  ENGINE_NEVER / UINT64_MAX mean "no limit".
+ */
+enum engine_stop_reason engine_run(struct engine *engine, uint64_t time_limit,
+				   uint64_t event_limit);
+void engine_stop(struct engine *engine);
+
+/* Events dispatched since engine_new(). */
+uint64_t engine_events_dispatched(const struct engine *engine);
+
+#endif

@@ -1,0 +1,82 @@
+#ifndef TLBSIM_TLB_H
+#define TLBSIM_TLB_H
+/*
+ * One set-associative TLB structure (an L1 DTLB, an STLB, ...) with true LRU
+ * replacement inside each set.  Entries are tagged with an ASID (x86 PCID, arm64
+ * ASID; 0 when the kernel uses none), the page size, the logical CPU that filled
+ * the entry (@owner) and the generation of the page-table entry it was filled
+ * from, so that a later access can tell a stale translation from a current one.
+ *
+ * @owner exists for SMT: Intel's SDM says a shared DTLB tags each entry with the
+ * logical processor that created it and an invalidation is only guaranteed to
+ * remove that processor's own entries.  Callers pass TLB_ANY_OWNER to ignore the
+ * tag (the "one flush clears both siblings" premise) or a CPU number to honour it.
+ *
+ * The structure knows nothing of CPUs, time or costs; it only counts.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include "tlbsim/types.h"
+
+#define TLB_ANY_OWNER (-1)
+
+struct tlb_geometry {
+	unsigned entries;    /* total entries; a multiple of @ways */
+	unsigned ways;       /* ways == entries means fully associative */
+	unsigned page_sizes; /* bitmask of 1u << enum page_size that it may hold */
+};
+
+struct tlb_entry {
+	uint64_t vpn;  /* virtual address >> page_size_shift(page_size) */
+	uint64_t lru;  /* stamp of the last fill or hit; larger = more recent */
+	uint32_t gen;  /* generation of the PTE this was filled from */
+	uint16_t asid;
+	uint16_t owner;
+	uint8_t page_size; /* enum page_size */
+	bool valid;
+};
+
+struct tlb_stats {
+	uint64_t lookups; /* == hits + misses */
+	uint64_t hits;
+	uint64_t misses;
+	uint64_t fills;
+	uint64_t evictions;   /* valid entries displaced by a fill */
+	uint64_t invalidated; /* valid entries removed by tlb_flush_* */
+};
+
+struct tlb;
+
+/* Returns NULL if the geometry is impossible (callers validate first). */
+struct tlb *tlb_new(const struct tlb_geometry *geometry);
+void tlb_free(struct tlb *tlb);
+const struct tlb_geometry *tlb_geometry(const struct tlb *tlb);
+
+/**
+ * tlb_lookup() - translate @vaddr for @asid, probing every page size the
+ * structure holds (4K first).  A hit refreshes LRU and returns the entry (valid
+ * until the next fill or flush); a miss returns NULL.  @owner: TLB_ANY_OWNER or
+ * the CPU whose entries alone may match.  Counts one lookup either way.
+ */
+const struct tlb_entry *tlb_lookup(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner);
+
+/*
+ * Insert a translation for the page of size @ps containing @vaddr, replacing an
+ * existing entry for the same (vpn, size, asid, owner) or the set's LRU victim.
+ * A size the structure does not hold is ignored (returns false).
+ */
+bool tlb_fill(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid, uint16_t owner,
+	      uint32_t gen);
+
+/* INVLPG: drop every entry of @asid, any size, whose page contains @vaddr. */
+unsigned tlb_flush_one(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner);
+/* CR3 write without NOFLUSH / ASIDE1: drop every entry of @asid. */
+unsigned tlb_flush_asid(struct tlb *tlb, uint16_t asid, int owner);
+/* Drop everything (all ASIDs). */
+unsigned tlb_flush_all(struct tlb *tlb, int owner);
+
+/* Valid entries right now (optionally only those of @asid / @owner). */
+unsigned tlb_occupancy(const struct tlb *tlb);
+const struct tlb_stats *tlb_stats(const struct tlb *tlb);
+
+#endif
