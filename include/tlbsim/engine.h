@@ -3,7 +3,9 @@
 /*
  * Discrete-event engine.  Time is an integer number of cycles.  Events fire in
  * (time, seq) order, seq being the insertion order, so equal times fire FIFO and
- * runs are deterministic.  The engine knows nothing of what it schedules: an
+ * runs are deterministic.  Each event belongs to a lane, an integer the model
+ * assigns (tlbsim: one per CPU plus a global one), and the engine can tell the
+ * earliest pending time of each lane: what a model needs to run ahead safely.  The engine knows nothing of what it schedules: an
  * event is a function, an opaque target and a 64-bit argument.  There is no
  * cancellation; a model that changes its mind bumps a generation and lets the
  * stale event return early.
@@ -24,21 +26,36 @@ enum engine_stop_reason {
 };
 
 #define ENGINE_NEVER UINT64_MAX
+/* An event in no lane: not counted by any lane query, tracked or not. */
+#define ENGINE_LANE_NONE UINT32_MAX
 
-struct engine *engine_new(void);
+/* Lanes 0 .. @nr_lanes - 1 (at least one). */
+struct engine *engine_new(unsigned nr_lanes);
 void engine_free(struct engine *engine);
 
 uint64_t engine_now(const struct engine *engine);
 
 /**
- * engine_schedule() - queue fn(target, arg) at @time.
+ * engine_schedule() - queue fn(target, arg) at @time in @lane.
  * @time must not lie in the past (asserted).
  */
-void engine_schedule(struct engine *engine, uint64_t time, engine_fn fn, void *target,
-		     uint64_t arg);
+void engine_schedule(struct engine *engine, uint64_t time, unsigned lane, engine_fn fn,
+		     void *target, uint64_t arg);
+/*
+ * Like engine_schedule(), but the event fires after every ordinary event of
+ * the same time, whenever they were scheduled, and among such events in order
+ * of @rank (then FIFO).  For events whose tie order must not depend on when
+ * they were scheduled.  @rank < 2^23.
+ */
+void engine_schedule_last(struct engine *engine, uint64_t time, unsigned lane, unsigned rank,
+			  engine_fn fn, void *target, uint64_t arg);
 
 /* Time of the earliest pending event, ENGINE_NEVER when none is pending. */
 uint64_t engine_next_time(const struct engine *engine);
+/* The same for the events of one lane, and for the events of every lane
+ * (events scheduled with ENGINE_LANE_NONE excluded). */
+uint64_t engine_lane_next_time(const struct engine *engine, unsigned lane);
+uint64_t engine_tracked_next_time(const struct engine *engine);
 size_t engine_pending(const struct engine *engine);
 
 /**

@@ -7,6 +7,12 @@
  * division by zero are errors, never undefined behaviour.  Parsing is done once;
  * evaluation is cheap and happens at run time because loop counters and the
  * thread index are variables.
+ *
+ * Numbers are decimal and may carry a binary-size suffix, because workload
+ * files say "1G" and "512K": K = 1024, M = 1024^2, G = 1024^3 ("1G / 4K" is
+ * 262144).  Precedence and truncating '/' and '%' are those of C.  A number that
+ * does not fit in int64 is a parse error.  An expression without variables is
+ * folded at parse time (see expr_is_constant).
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,0 +1,53 @@
+#ifndef TLBSIM_COUNTERS_H
+#define TLBSIM_COUNTERS_H
+/*
+ * Event counters, one flat struct per CPU; run totals are the sum.  Names follow
+ * the kernel's /proc/vmstat items where one exists, so a run can be held beside
+ * a real vmstat delta.  Precise definitions (and the identities the tests hold)
+ * are in README.md, section "Counters".
+ *
+ * X-macro: the list below is the single place a counter is declared; the CSV
+ * writer, the summing code and the per-CPU report all expand it.
+ */
+#include <stdint.h>
+
+#define COUNTERS_FOREACH(X)                                                                    \
+	X(accesses)                      /* user memory accesses performed */                     \
+	X(tlb_lookups)                   /* translations requested; == accesses */                 \
+	X(tlb_hits)                      /* found in some TLB level */                             \
+	X(tlb_misses)                    /* missed every level; == lookups - hits */               \
+	X(stlb_hits)                     /* missed level 1, hit level 2 */                         \
+	X(page_walks)                    /* tlb_misses + walks redone after a page fault */        \
+	X(page_faults)                   /* not-present PTE on access */                           \
+	X(stale_hits)                    /* hits on an entry older than a completed PTE change */  \
+	X(nr_tlb_remote_flush)           /* vmstat: shootdown requests sent (one per call) */      \
+	X(nr_tlb_remote_flush_received)  /* vmstat: flush_tlb_func runs on a target */             \
+	X(nr_tlb_local_flush_all)        /* vmstat: initiator's own full flushes */                \
+	X(nr_tlb_local_flush_one)        /* vmstat: initiator's own single-page flushes */         \
+	X(invlpg)                        /* single-page invalidations executed, any CPU, any path */\
+	X(tlb_flush_all)                 /* full flushes executed (CR3 writes with flush), any path */\
+	X(tlb_entries_invalidated)       /* valid TLB entries removed by invalidations */          \
+	X(tlb_flush_events)              /* tlb:tlb_flush tracepoint hits */                       \
+	X(ipis_sent)                     /* interrupts sent by this CPU */                         \
+	X(ipis_received)                 /* interrupts taken by this CPU */                        \
+	X(irq_cycles)                    /* cycles spent in IPI handlers */                        \
+	X(context_switches)              /* task switches, idle included */                        \
+	X(switch_mm)                     /* switches that changed the loaded mm */                 \
+	X(cpumask_atomics)               /* atomic set/clear on an mm_cpumask */                   \
+	X(syscalls)                      /* munmap/mprotect/madvise calls */
+
+struct counters {
+#define COUNTERS_FIELD(name) uint64_t name;
+	COUNTERS_FOREACH(COUNTERS_FIELD)
+#undef COUNTERS_FIELD
+};
+
+/* dst += src, field by field. */
+void counters_add(struct counters *dst, const struct counters *src);
+/* Names in declaration order, NULL-terminated. */
+extern const char *const counters_names[];
+/* Field by index (declaration order), for table-driven output. */
+uint64_t counters_get(const struct counters *c, unsigned index);
+unsigned counters_count(void);
+
+#endif

@@ -1,0 +1,65 @@
+#ifndef TLBSIM_FABRIC_H
+#define TLBSIM_FABRIC_H
+/*
+ * The interconnect: interrupt delivery between logical CPUs and the cost of
+ * moving a cache line between them, both by topological distance.  Like an
+ * APIC it carries a bare interrupt: what the target must do is queued by the
+ * layer above (smp.c) before it sends, as kernel/smp.c queues a csd before
+ * the ICR write.  The fabric knows no TLBs.
+ */
+#include <stdint.h>
+#include "tlbsim/engine.h"
+#include "tlbsim/topology.h"
+
+struct fabric;
+
+/*
+ * Engine lanes: lane 0 carries events that concern every CPU (page-table
+ * changes, commits, flag stores); lane cpu + 1 those of one CPU (its resume,
+ * timers, interrupt arrivals).  See machine.h, "Lookahead".
+ */
+#define LANE_GLOBAL 0u
+
+static inline unsigned fabric_cpu_lane(unsigned cpu)
+{
+	return cpu + 1;
+}
+
+/*
+ * A contended cache line (an mm_cpumask word, a queue head): who wrote it last
+ * and until when the last read-modify-write keeps it busy.  Concurrent RMWs
+ * queue behind each other, which is what makes a hot cpumask expensive.
+ */
+struct cacheline {
+	int writer; /* CPU that wrote it last; -1 = nobody yet */
+	uint64_t busy_until;
+};
+
+#define CACHELINE_INIT ((struct cacheline){.writer = -1, .busy_until = 0})
+
+/* Called at the interrupt's arrival time on @cpu. */
+typedef void (*fabric_deliver_fn)(void *ctx, unsigned cpu);
+
+/* Keeps @engine and @topology (borrowed; they must outlive the fabric). */
+struct fabric *fabric_new(struct engine *engine, const struct topology *topology,
+			  fabric_deliver_fn deliver, void *ctx);
+void fabric_free(struct fabric *fabric);
+
+/**
+ * fabric_send_ipi() - interrupt @to, sent by @from at @when (>= now).
+ * Returns the arrival time, when the deliver callback runs.  Sending to
+ * oneself is a bug.
+ */
+uint64_t fabric_send_ipi(struct fabric *fabric, unsigned from, unsigned to, uint64_t when);
+
+/* Cycles to pull a line last written by @from into @to's cache for an RMW. */
+uint64_t fabric_line_transfer(const struct fabric *fabric, unsigned from, unsigned to);
+/*
+ * Atomic RMW by @cpu on @line starting no earlier than @now; returns the time it
+ * completes (after waiting for earlier RMWs and pulling the line over).
+ */
+uint64_t fabric_line_rmw(const struct fabric *fabric, struct cacheline *line, unsigned cpu,
+			 uint64_t now);
+uint64_t fabric_ipi_latency(const struct fabric *fabric, unsigned from, unsigned to);
+
+#endif

@@ -1,0 +1,122 @@
+#ifndef TLBSIM_MACHINE_H
+#define TLBSIM_MACHINE_H
+/*
+ * The simulated machine: logical CPUs with their TLB structures (SMT-shared
+ * ones really shared), the interconnect, and per CPU the kernel's view of its
+ * TLB (loaded mm, laziness, ASID) and its counters.  Address translation lives
+ * here because it only touches this layer: TLBs, page tables, counters.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include "tlbsim/counters.h"
+#include "tlbsim/engine.h"
+#include "tlbsim/fabric.h"
+#include "tlbsim/mm.h"
+#include "tlbsim/tlb.h"
+#include "tlbsim/topology.h"
+
+#define MACHINE_MAX_TLBS 16
+#define MACHINE_STALE_REPORTS 8
+
+struct cpu {
+	unsigned id;
+	unsigned socket, core, thread, core_id;
+	/* What this CPU's fills are tagged with, and what its lookups and
+	 * invalidations match (TLB_ANY_OWNER unless smt_invalidation=thread). */
+	uint16_t tlb_owner;
+	int owner_filter;
+	struct tlb *tlbs[MACHINE_MAX_TLBS]; /* indexed like topology->tlbs */
+	/* Structures one invalidation executed here reaches, each once. */
+	unsigned nr_flush_scope;
+	struct tlb **flush_scope;
+	unsigned nr_core_cpus; /* this CPU and its SMT siblings */
+	unsigned *core_cpus;
+
+	/* The kernel's per-CPU TLB state (x86 cpu_tlbstate). */
+	struct mm *loaded_mm; /* page tables in use; NULL = init_mm (swapper_pg_dir) */
+	struct mm *active_mm; /* mm borrowed by a kernel thread, or the task's own */
+	bool is_lazy;         /* running a kernel thread/idle on a borrowed mm */
+	uint16_t loaded_asid;
+
+	struct counters counters;
+};
+
+struct stale_report {
+	uint64_t time;
+	unsigned cpu;
+	uint64_t vaddr;
+	uint32_t entry_gen;
+	uint32_t committed_gen;
+};
+
+/*
+ * Lookahead.  Whatever one core does reaches another core no sooner than
+ * @lookahead cycles later: an interrupt takes its send and delivery time, a
+ * store (a page-table change, a flag) a cache-line transfer.  Every
+ * cross-core effect is therefore an event at least that far ahead, and a CPU
+ * may run its own memory accesses ahead up to machine_horizon() without
+ * changing any result: see interp.c.
+ */
+struct machine {
+	const struct topology *topology;
+	uint64_t lookahead;
+	struct engine *engine;
+	struct fabric *fabric;
+	unsigned nr_cpus;
+	struct cpu *cpus;
+	/* Topology TLB indexes to probe for each page size, level 1 first. */
+	unsigned nr_probe[NR_PAGE_SIZES];
+	unsigned probe[NR_PAGE_SIZES][MACHINE_MAX_TLBS];
+	unsigned probe_level[NR_PAGE_SIZES][MACHINE_MAX_TLBS];
+	unsigned nr_all_tlbs;
+	struct tlb **all_tlbs;
+	unsigned nr_stale_reports; /* recorded, at most MACHINE_STALE_REPORTS */
+	struct stale_report stale[MACHINE_STALE_REPORTS];
+};
+
+/* @topology, @engine are borrowed and must outlive the machine. */
+struct machine *machine_new(const struct topology *topology, struct engine *engine,
+			    fabric_deliver_fn deliver, void *deliver_ctx);
+void machine_free(struct machine *machine);
+
+enum translate_result {
+	TRANSLATE_OK,
+	TRANSLATE_FAULT, /* PTE not present, or a write to a read-only PTE */
+};
+
+/**
+ * machine_translate() - one data access's address translation on @cpu at @now.
+ * Probes level-1 then level-2 structures for the VMA's page size, walks the page
+ * table on a miss and fills.  Adds the translation cycles to *@cycles.  A hit on
+ * an entry older than a committed PTE change counts (and logs) a stale hit and
+ * still succeeds, as the hardware would.
+ */
+enum translate_result machine_translate(struct machine *machine, struct cpu *cpu, uint16_t asid,
+					struct vma *vma, uint64_t vaddr, bool write, uint64_t now,
+					uint64_t *cycles);
+
+/* Fill translations after a fault made the PTE present (the retried walk). */
+void machine_fill(struct machine *machine, struct cpu *cpu, uint16_t asid, struct vma *vma,
+		  uint64_t vaddr);
+
+/* Hardware invalidations executed on @cpu (INVLPG, CR3 write, all ASIDs). */
+void machine_invlpg(struct machine *machine, struct cpu *cpu, uint16_t asid, uint64_t vaddr);
+void machine_flush_asid(struct machine *machine, struct cpu *cpu, uint16_t asid);
+void machine_flush_all(struct machine *machine, struct cpu *cpu);
+
+static inline unsigned cpu_lane(const struct cpu *cpu)
+{
+	return fabric_cpu_lane(cpu->id);
+}
+
+/*
+ * The latest local time up to which @cpu may run accesses ahead: before the
+ * next event of its own core's CPUs or of the global lane, and before the next
+ * event anywhere plus the lookahead.
+ */
+uint64_t machine_horizon(const struct machine *machine, const struct cpu *cpu);
+
+/* Valid entries in the structures @cpu can use (shared ones counted whole). */
+unsigned machine_tlb_occupancy(const struct machine *machine, const struct cpu *cpu);
+
+#endif

@@ -1,0 +1,114 @@
+#ifndef TLBSIM_MM_H
+#define TLBSIM_MM_H
+/*
+ * An address space: VMAs with their page-table entries, page-table pages,
+ * mm_cpumask and the flush generation.  Plain state with small helpers; the
+ * kernel mechanisms that change it (munmap, flushes, switch_mm) live above.
+ *
+ * Every PTE carries two generations.  @gen is bumped by every change (unmap,
+ * protection downgrade, reclaim); @committed is the generation of the latest
+ * change whose operation has returned to user space (munmap returned, the
+ * reclaim flush finished).  A TLB entry filled from generation g is stale once
+ * g < committed: using it is a correctness bug of the flush policy.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include "tlbsim/fabric.h"
+#include "tlbsim/types.h"
+
+struct pte {
+	uint32_t gen;
+	uint32_t committed;
+	bool present;
+	bool writable;
+};
+
+struct vma {
+	uint64_t start; /* bytes, aligned to the page size */
+	uint64_t end;
+	enum page_size page_size; /* size of its translations: 4K, or 2M for THP/hugetlb */
+	bool hugetlb;
+	bool mapped; /* false once unmapped */
+	bool writable;
+	uint64_t epoch;  /* bumped when a PTE is zapped or write-protected, or on unmap */
+	unsigned region; /* workload region index */
+	unsigned chunk;  /* chunk index inside the region */
+	struct pte *ptes; /* one per page of page_size */
+};
+
+struct mm {
+	unsigned id;
+	unsigned nr_cpus;
+	uint64_t *cpumask;     /* mm_cpumask bitmap, nr_cpus bits */
+	struct cacheline cpumask_line; /* the bitmap's cache line (one line: <= 512 CPUs modelled as one) */
+	uint64_t tlb_gen;      /* bumped by every flush request (4.14+ semantics) */
+	uint64_t total_vm;     /* mapped pages (4K units), as mm->total_vm */
+	unsigned nr_vmas;
+	struct vma *vmas;      /* sorted by start; unmapped ones stay, mapped == false */
+	uint64_t pmd_base;     /* first 2 MiB span covered by pmd_users */
+	unsigned nr_pmds;
+	uint32_t *pmd_users;   /* mapped VMAs touching each 2 MiB span: 0 = PTE page freed */
+	uint32_t next_gen;     /* generation source for PTE changes */
+	uint64_t epoch;        /* bumped with any VMA's epoch */
+};
+
+struct mm *mm_new(unsigned id, unsigned nr_cpus);
+void mm_free(struct mm *mm);
+
+/*
+ * Add a mapped VMA before the run starts.  VMAs must be added in increasing,
+ * non-overlapping address order.  PTEs start not present.
+ */
+struct vma *mm_add_vma(struct mm *mm, uint64_t start, uint64_t len, enum page_size ps,
+		       bool hugetlb, unsigned region, unsigned chunk);
+/* Build page-table occupancy once all VMAs are added. */
+void mm_finish_layout(struct mm *mm);
+
+static inline struct pte *vma_pte(const struct vma *vma, uint64_t addr)
+{
+	return &vma->ptes[(addr - vma->start) >> page_size_shift(vma->page_size)];
+}
+
+static inline uint64_t vma_pages(const struct vma *vma)
+{
+	return (vma->end - vma->start) >> page_size_shift(vma->page_size);
+}
+
+/* Populate one PTE (fault-in) with a fresh generation. */
+void mm_populate(struct mm *mm, struct vma *vma, uint64_t addr, bool writable);
+
+/*
+ * Clear the PTE of @addr (zap).  Returns true if it was present, i.e. a TLB
+ * may hold it and mmu_gather must cover it.
+ */
+bool mm_zap_pte(struct mm *mm, struct vma *vma, uint64_t addr);
+/* Write-protect a present PTE; true if it was writable (a flush is needed). */
+bool mm_wrprotect_pte(struct mm *mm, struct vma *vma, uint64_t addr);
+/* The change to this PTE is now globally visible: stale entries become bugs. */
+static inline void mm_commit_pte(struct pte *pte)
+{
+	pte->committed = pte->gen;
+}
+
+/*
+ * Mark @vma unmapped and drop its page-table references (total_vm is left to
+ * the caller: the kernel lowers it only after the flush).  Every 2 MiB span
+ * whose last user it was loses its PTE page: those spans are reported through
+ * @freed_start/@freed_end (the lowest and highest freed span, bytes) and the
+ * count returned, as free_pgtables() would.
+ */
+unsigned mm_unmap_vma(struct mm *mm, struct vma *vma, uint64_t *freed_start,
+		      uint64_t *freed_end);
+
+/* mm_cpumask */
+static inline bool mm_cpumask_test(const struct mm *mm, unsigned cpu)
+{
+	return (mm->cpumask[cpu / 64] >> (cpu % 64)) & 1;
+}
+void mm_cpumask_set(struct mm *mm, unsigned cpu);
+void mm_cpumask_clear(struct mm *mm, unsigned cpu);
+unsigned mm_cpumask_weight(const struct mm *mm);
+/* Next CPU >= @from in the mask, or nr_cpus. */
+unsigned mm_cpumask_next(const struct mm *mm, unsigned from);
+
+#endif

@@ -1,0 +1,35 @@
+#ifndef TLBSIM_REPORT_H
+#define TLBSIM_REPORT_H
+/*
+ * Output: the CSV row per run, the per-CPU CSV, and the human summary line.
+ * Columns are declared once, in a table in report.c; README documents each.
+ * Every figure is computed with integer arithmetic, so the same run prints
+ * the same bytes on any machine.
+ */
+#include <stdbool.h>
+#include <glib.h>
+#include "tlbsim/sim.h"
+
+struct report_meta {
+	const char *topology;
+	const char *workload;
+	const char *policy;
+	uint64_t seed;
+	const struct topology *topo;
+	const struct workload *w;
+	bool host_time;      /* fill host_seconds (the only host-dependent column) */
+	double host_seconds;
+};
+
+void report_csv_header(GString *out);
+void report_csv_row(GString *out, const struct report_meta *meta, const struct sim_result *r);
+/* Header and one row per CPU. */
+void report_per_cpu_csv(GString *out, const struct report_meta *meta,
+			const struct sim_result *r);
+/* The workload's summary template filled in (no newline). */
+char *report_summary(const struct report_meta *meta, const struct sim_result *r);
+
+/* Column names in order, NULL-terminated (for docs and tests). */
+const char *const *report_columns(void);
+
+#endif

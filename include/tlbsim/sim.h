@@ -1,0 +1,52 @@
+#ifndef TLBSIM_SIM_H
+#define TLBSIM_SIM_H
+/*
+ * One simulation run: build the machine and kernel for a topology, policy and
+ * workload, run the workload to completion (or a budget), and collect the
+ * results.  Runs share no mutable state, so several may run on different
+ * threads at once.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <glib.h>
+#include "tlbsim/counters.h"
+#include "tlbsim/machine.h"
+#include "tlbsim/policy.h"
+#include "tlbsim/topology.h"
+#include "tlbsim/workload.h"
+
+struct sim_input {
+	const struct topology *topology;
+	const struct workload *workload;
+	const struct policy *policy;
+	const char *workload_file; /* for run-time messages */
+	uint64_t seed;
+	bool run_ahead;       /* false: one access per event (slow; for checking) */
+	uint64_t max_events;  /* 0: no limit */
+	uint64_t max_sim_ns;  /* 0: no limit */
+};
+
+struct sim_result {
+	unsigned nr_cpus;
+	struct counters total;
+	struct counters *per_cpu;
+	uint64_t sim_cycles;
+	uint64_t events;
+	/* From the interpreter. */
+	unsigned nr_phases;
+	uint64_t phase_cycles; /* the report phase's duration, or sim_cycles */
+	GArray *op_cycles;     /* uint64_t latency per report_op call */
+	uint64_t accessor_threads;
+	uint64_t accesses;
+	uint64_t round_accesses;
+	unsigned nr_stale_reports;
+	struct stale_report stale[MACHINE_STALE_REPORTS];
+	unsigned *tlb_occupancy; /* per CPU, at the end */
+};
+
+/* Errors: a run-time workload error (TLBSIM_ERROR_INVALID) or a budget hit
+ * (TLBSIM_ERROR_LIMIT). */
+struct sim_result *sim_run(const struct sim_input *input, GError **error);
+void sim_result_free(struct sim_result *result);
+
+#endif

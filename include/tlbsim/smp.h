@@ -1,0 +1,36 @@
+#ifndef TLBSIM_SMP_H
+#define TLBSIM_SMP_H
+/*
+ * Cross-CPU function calls (kernel/smp.c): smp_call_function_many() queues a
+ * request per target, interrupts each target through the fabric and lets the
+ * caller wait for every target's acknowledgement.  Targets run the queued
+ * functions in their interrupt handler, preempting whatever they were doing.
+ */
+#include <stdint.h>
+#include "tlbsim/kernel.h"
+
+/*
+ * Runs on @cpu in interrupt context at @now; returns the cycles it took.  Its
+ * effects on TLBs happen at @now.
+ */
+typedef uint64_t (*smp_call_fn)(struct kernel *k, struct cpu *cpu, uint64_t now, void *info);
+
+struct smp *smp_new(struct kernel *k);
+void smp_free(struct smp *smp);
+
+/* The fabric's delivery callback; ctx is the kernel. */
+void smp_deliver_ipi(void *kernel, unsigned cpu);
+
+/**
+ * smp_call_function_many() - run @fn(@info) on each of @targets and wait.
+ * @self: the calling CPU, never among @targets.
+ * @now: when the caller starts queueing.
+ * @done: called once every target has acknowledged, with the time the caller
+ *        observes the last acknowledgement.  @info must stay valid until then.
+ * With no targets @done is called at once with @now.
+ */
+void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *targets,
+			    unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
+			    struct kcont done);
+
+#endif

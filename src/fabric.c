@@ -1,0 +1,75 @@
+/*
+ * Interrupt and cache-line transport between logical CPUs.
+ *
+ * Models: a point-to-point interrupt whose latency depends only on the
+ * distance class (SMT sibling, same socket, other socket), and the cost of an
+ * RMW on a line last written by another CPU, by the same classes.
+ * Simplifies: no contention on the interconnect, no x2APIC cluster multicast
+ * (one ICR write per target is charged by the sender, see smp.c), no
+ * reordering: two interrupts from one sender to one target arrive in order
+ * because their latencies are equal and the engine is FIFO on ties.
+ * Invariant: every interrupt sent is delivered exactly once.
+ */
+#include <glib.h>
+#include "tlbsim/fabric.h"
+
+struct fabric {
+	struct engine *engine;
+	const struct topology *topology;
+	fabric_deliver_fn deliver;
+	void *ctx;
+};
+
+struct fabric *fabric_new(struct engine *engine, const struct topology *topology,
+			  fabric_deliver_fn deliver, void *ctx)
+{
+	struct fabric *fabric = g_new0(struct fabric, 1);
+	fabric->engine = engine;
+	fabric->topology = topology;
+	fabric->deliver = deliver;
+	fabric->ctx = ctx;
+	return fabric;
+}
+
+void fabric_free(struct fabric *fabric)
+{
+	g_free(fabric);
+}
+
+static void fabric_arrive(void *target, uint64_t cpu)
+{
+	struct fabric *fabric = target;
+	fabric->deliver(fabric->ctx, (unsigned)cpu);
+}
+
+uint64_t fabric_ipi_latency(const struct fabric *fabric, unsigned from, unsigned to)
+{
+	enum topology_distance d = topology_distance(fabric->topology, from, to);
+	return fabric->topology->costs.ipi_latency[d];
+}
+
+uint64_t fabric_send_ipi(struct fabric *fabric, unsigned from, unsigned to, uint64_t when)
+{
+	g_assert(from != to);
+	uint64_t arrival = when + fabric_ipi_latency(fabric, from, to);
+	engine_schedule(fabric->engine, arrival, fabric_cpu_lane(to), fabric_arrive, fabric, to);
+	return arrival;
+}
+
+uint64_t fabric_line_transfer(const struct fabric *fabric, unsigned from, unsigned to)
+{
+	enum topology_distance d = topology_distance(fabric->topology, from, to);
+	return fabric->topology->costs.line_transfer[d];
+}
+
+uint64_t fabric_line_rmw(const struct fabric *fabric, struct cacheline *line, unsigned cpu,
+			 uint64_t now)
+{
+	const struct topology_costs *costs = &fabric->topology->costs;
+	uint64_t start = line->busy_until > now ? line->busy_until : now;
+	uint64_t cost = line->writer < 0 ? costs->line_transfer[DIST_SELF]
+					 : fabric_line_transfer(fabric, (unsigned)line->writer, cpu);
+	line->writer = (int)cpu;
+	line->busy_until = start + cost;
+	return line->busy_until;
+}

@@ -1,0 +1,835 @@
+/*
+ * Runs workload programs as simulated tasks.
+ *
+ * Each task is a struct task driven by interp_run(): it executes ops from a
+ * small stack of loop frames, at a local time that starts at the dispatch
+ * time.  Ops whose effects other CPUs can see (syscalls, faults, flags) first
+ * bring local time back in step with the engine by asking to be resumed at the
+ * local time; memory accesses touch only this CPU's TLBs (and an SMT sibling's
+ * shared ones), so they run ahead while local time stays strictly before the
+ * next pending event.  That is the same decision stepping one access per event
+ * would reach: the resumed event would be the earliest in the queue exactly
+ * when its time is below every pending one (ties go to the older event).
+ *
+ * Simplifies: the harness's per-access work outside translation is a fixed
+ * cycle count from the workload; a random working set is drawn with
+ * replacement, as the benchmark's rand() % size does.
+ * Invariant: every task ends by sched_exit() or by a recorded run-time error.
+ */
+#include <string.h>
+#include "tlbsim/error.h"
+#include "tlbsim/interp.h"
+#include "tlbsim/rng.h"
+#include "tlbsim/sched.h"
+#include "tlbsim/vm.h"
+
+#define REGION_ALIGN (UINT64_C(1) << 21)
+#define LAYOUT_BASE (UINT64_C(1) << 32)
+
+struct frame {
+	const struct op *ops;
+	unsigned nr;
+	unsigned index;
+	int64_t iter;
+	int64_t count;
+	const char *var;
+};
+
+struct access_state {
+	bool active;
+	const struct op *op;
+	uint64_t *addrs;
+	uint64_t nr;
+	uint64_t pos;
+	uint64_t rounds_left; /* UINT64_MAX: until the flag clears */
+	bool write;
+	uint64_t cycles;
+	bool fault_seen; /* the current access faulted; handle it at the exact time */
+	bool fault_done; /* the kernel handled it: retire the access */
+	/* Cache for access_quiet(): every page present (and writable for
+	 * writes) as of this epoch of @quiet_vma (or of the mm if NULL). */
+	bool all_mapped;
+	bool checked;
+	const struct vma *quiet_vma;
+	uint64_t quiet_epoch;
+};
+
+struct itask {
+	struct task task;
+	struct interp *interp;
+	unsigned group;
+	unsigned thread;
+	unsigned mm_index;
+	struct rng rng;
+	unsigned depth;
+	struct frame frames[WORKLOAD_MAX_DEPTH + 1];
+	struct access_state access;
+	uint64_t syscall_start;
+	enum op_kind syscall_kind;
+	uint64_t accesses;
+};
+
+struct region_map {
+	uint64_t base;
+	struct vma **vmas; /* one per chunk, into the owning mm's VMA array */
+};
+
+struct interp {
+	struct kernel *k;
+	const struct workload *w;
+	bool run_ahead;
+	unsigned nr_mms;
+	struct mm **mms;
+	struct region_map *regions;
+	unsigned nr_tasks;
+	struct itask *tasks;
+	int64_t *flags;
+	GPtrArray **flag_waiters; /* struct itask * */
+	GError *error;
+	struct interp_results results;
+};
+
+static const struct task_ops interp_task_ops;
+
+/* ---- expression variables ------------------------------------------------ */
+
+static bool task_lookup(void *ctx, const char *name, int64_t *value)
+{
+	const struct itask *ts = ctx;
+	for (unsigned d = ts->depth; d-- > 0;) {
+		const struct frame *f = &ts->frames[d];
+		if (f->var && strcmp(f->var, name) == 0) {
+			*value = f->iter;
+			return true;
+		}
+	}
+	if (strcmp(name, "thread") == 0) {
+		*value = ts->thread;
+		return true;
+	}
+	if (strcmp(name, "task") == 0) {
+		*value = ts->task.id;
+		return true;
+	}
+	if (strcmp(name, "cpus") == 0) {
+		*value = ts->interp->k->machine->nr_cpus;
+		return true;
+	}
+	return workload_param(ts->interp->w, name, value);
+}
+
+static void interp_fail(struct interp *ip, const struct itask *ts, const struct op *op,
+			const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+
+static void interp_fail(struct interp *ip, const struct itask *ts, const struct op *op,
+			const char *fmt, ...)
+{
+	if (!ip->error) {
+		va_list args;
+		va_start(args, fmt);
+		char *msg = g_strdup_vprintf(fmt, args);
+		va_end(args);
+		g_set_error(&ip->error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "%s: %s (task %s/%u at %.0f ns)", op ? op->path : "workload", msg,
+			    ts->task.name, ts->thread,
+			    topology_cycles_to_ns(ip->k->machine->topology, engine_now(ip->k->engine)));
+		g_free(msg);
+	}
+	engine_stop(ip->k->engine);
+}
+
+static bool eval(struct itask *ts, const struct op *op, const struct expr *expr,
+		 int64_t min, int64_t max, const char *what, int64_t *out)
+{
+	GError *error = NULL;
+	if (!expr_eval(expr, task_lookup, ts, out, &error)) {
+		interp_fail(ts->interp, ts, op, "%s: %s", what, error->message);
+		g_error_free(error);
+		return false;
+	}
+	if (*out < min || *out > max) {
+		interp_fail(ts->interp, ts, op,
+			    "%s is %" G_GINT64_FORMAT ", expected [%" G_GINT64_FORMAT
+			    ", %" G_GINT64_FORMAT "] (\"%s\")",
+			    what, *out, min, max, expr_text(expr));
+		return false;
+	}
+	return true;
+}
+
+/* ---- layout -------------------------------------------------------------- */
+
+static struct vma *region_vma(const struct interp *ip, unsigned region, uint64_t addr)
+{
+	const struct region *r = &ip->w->regions[region];
+	const struct region_map *map = &ip->regions[region];
+	uint64_t slot = r->chunks == 1 ? 0 : (addr - map->base) / r->chunk_bytes;
+	return map->vmas[r->chunks - 1 - slot];
+}
+
+static void populate_region(struct interp *ip, unsigned index)
+{
+	const struct region *r = &ip->w->regions[index];
+	struct mm *mm = ip->mms[r->mm];
+	for (uint64_t c = 0; c < r->chunks; c++) {
+		struct vma *vma = ip->regions[index].vmas[c];
+		uint64_t n = r->populate == POPULATE_ALL ? vma_pages(vma) : 1;
+		for (uint64_t i = 0; r->populate != POPULATE_NONE && i < n; i++)
+			mm_populate(mm, vma, vma->start + i * page_size_bytes(vma->page_size), true);
+	}
+}
+
+static void layout(struct interp *ip)
+{
+	const struct workload *w = ip->w;
+	uint64_t *cursor = g_new(uint64_t, ip->nr_mms);
+	for (unsigned m = 0; m < ip->nr_mms; m++)
+		cursor[m] = LAYOUT_BASE;
+	ip->regions = g_new0(struct region_map, w->nr_regions);
+	for (unsigned i = 0; i < w->nr_regions; i++) {
+		const struct region *r = &w->regions[i];
+		struct mm *mm = ip->mms[r->mm];
+		uint64_t base = cursor[r->mm];
+		ip->regions[i].base = base;
+		ip->regions[i].vmas = g_new(struct vma *, r->chunks);
+		/* Chunks are mmap()ed one after another, and mmap places each new
+		 * mapping below the previous one (top-down): chunk 0 is highest.
+		 * That decides which munmap frees a page-table page and so the
+		 * range mmu_gather flushes. */
+		for (uint64_t c = r->chunks; c-- > 0;)
+			mm_add_vma(mm, base + (r->chunks - 1 - c) * r->chunk_bytes, r->chunk_bytes,
+				   r->page_size, r->hugetlb, i, (unsigned)c);
+		/* A 2 MiB gap keeps regions from sharing page-table pages. */
+		uint64_t end = base + r->chunks * r->chunk_bytes;
+		cursor[r->mm] = (end + 2 * REGION_ALIGN - 1) / REGION_ALIGN * REGION_ALIGN;
+	}
+	/* VMA arrays are final now: take pointers. */
+	for (unsigned m = 0; m < ip->nr_mms; m++)
+		mm_finish_layout(ip->mms[m]);
+	for (unsigned m = 0; m < ip->nr_mms; m++) {
+		struct mm *mm = ip->mms[m];
+		for (unsigned v = 0; v < mm->nr_vmas; v++) {
+			struct vma *vma = &mm->vmas[v];
+			ip->regions[vma->region].vmas[vma->chunk] = vma;
+		}
+	}
+	for (unsigned i = 0; i < w->nr_regions; i++)
+		populate_region(ip, i);
+	g_free(cursor);
+}
+
+/* ---- ops ------------------------------------------------------------------ */
+
+/* Resume at @local: used before any op other CPUs can observe. */
+static bool in_step(struct kernel *k, struct cpu *cpu, uint64_t local,
+		    uint64_t now)
+{
+	if (local == now)
+		return true;
+	sched_continue_at(k, cpu, local, WORK_USER);
+	return false;
+}
+
+static bool access_begin(struct itask *ts, const struct op *op)
+{
+	struct interp *ip = ts->interp;
+	const struct region *r = &ip->w->regions[op->region];
+	struct access_state *a = &ts->access;
+	uint64_t region_pages = r->chunks * (r->chunk_bytes / page_size_bytes(r->page_size));
+	uint64_t base = ip->regions[op->region].base;
+	int64_t pages = 0, rounds = 0, write = 0, cycles = 0, first = 0, chunk = -1;
+
+	if (op->chunk) {
+		if (!eval(ts, op, op->chunk, 0, (int64_t)r->chunks - 1, "chunk", &chunk))
+			return false;
+		region_pages = r->chunk_bytes / page_size_bytes(r->page_size);
+		base = ip->regions[op->region].vmas[chunk]->start;
+	}
+	if (!eval(ts, op, op->pages, 1, 1 << 24, "pages", &pages) ||
+	    (op->count && !eval(ts, op, op->count, 0, INT64_MAX, "rounds", &rounds)) ||
+	    !eval(ts, op, op->write, 0, 1, "write", &write) ||
+	    !eval(ts, op, op->cycles, 0, 1000000000, "cycles", &cycles) ||
+	    (op->first && !eval(ts, op, op->first, 0, (int64_t)region_pages - 1, "first", &first)))
+		return false;
+	if (!op->random && (uint64_t)(first + pages) > region_pages) {
+		interp_fail(ip, ts, op, "pages %" G_GINT64_FORMAT "..%" G_GINT64_FORMAT
+			    " run past the end of the region (%" G_GUINT64_FORMAT " pages)",
+			    first, first + pages - 1, region_pages);
+		return false;
+	}
+	g_free(a->addrs);
+	*a = (struct access_state){
+		.active = true,
+		.op = op,
+		.addrs = g_new(uint64_t, (gsize)pages),
+		.nr = (uint64_t)pages,
+		.rounds_left = op->count ? (uint64_t)rounds : UINT64_MAX,
+		.write = write != 0,
+		.cycles = (uint64_t)cycles,
+	};
+	uint64_t size = page_size_bytes(r->page_size);
+	for (uint64_t i = 0; i < a->nr; i++) {
+		uint64_t page = op->random ? rng_below(&ts->rng, region_pages) : (uint64_t)first + i;
+		a->addrs[i] = base + page * size;
+	}
+	return true;
+}
+
+/* At a round boundary: is another round due? */
+static bool access_round_due(const struct itask *ts)
+{
+	const struct access_state *a = &ts->access;
+	if (a->rounds_left == 0)
+		return false;
+	return a->op->while_flag < 0 || ts->interp->flags[a->op->while_flag] != 0;
+}
+
+/*
+ * What an op did: STEP_NEXT, finished (the caller moves to the next op);
+ * STEP_PUSHED, entered a loop body (already moved); STEP_RETURNED, handed the
+ * CPU to the scheduler; STEP_FAILED, recorded a run-time error.
+ */
+enum step { STEP_NEXT, STEP_PUSHED, STEP_RETURNED, STEP_FAILED };
+
+/*
+ * Run accesses while local time stays before the next pending event.  Returns
+ * STEP_NEXT when the op is finished, STEP_RETURNED after asking to resume.
+ */
+static void interp_fault_done(struct kernel *k, void *ctx, uint64_t time)
+{
+	struct itask *ts = ctx;
+	ts->access.fault_done = true;
+	sched_continue_at(k, &k->machine->cpus[ts->task.cpu], time, WORK_KERNEL);
+}
+
+/*
+ * May this task's resume be quiet (sched.h): an open-ended access loop (it ends
+ * only when its flag changes, a global event) over pages that are all present,
+ * and writable if it writes, so no access of it can fault.
+ */
+static bool access_quiet(struct itask *ts)
+{
+	struct access_state *a = &ts->access;
+	const struct op *op = a->op;
+	if (!a->active || op->count || op->while_flag < 0 || a->fault_seen || a->fault_done)
+		return false;
+	const struct interp *ip = ts->interp;
+	const struct mm *mm = ts->task.mm;
+	uint64_t epoch = a->quiet_vma ? a->quiet_vma->epoch : mm->epoch;
+	if (a->checked && epoch == a->quiet_epoch)
+		return a->all_mapped;
+	a->all_mapped = true;
+	a->quiet_vma = NULL;
+	for (uint64_t i = 0; i < a->nr && a->all_mapped; i++) {
+		const struct vma *vma = region_vma(ip, op->region, a->addrs[i]);
+		const struct pte *pte = vma_pte(vma, a->addrs[i]);
+		a->all_mapped = vma->mapped && pte->present && (!a->write || pte->writable);
+		a->quiet_vma = i == 0 || a->quiet_vma == vma ? vma : NULL;
+	}
+	if (!a->all_mapped)
+		a->quiet_vma = NULL;
+	a->checked = true;
+	a->quiet_epoch = a->quiet_vma ? a->quiet_vma->epoch : mm->epoch;
+	return a->all_mapped;
+}
+
+enum access_result { ACCESS_DONE, ACCESS_FINISHED, ACCESS_FAULT, ACCESS_FAILED };
+
+/*
+ * One access of @ts's access op on @cpu, starting at *@t.  ACCESS_FINISHED:
+ * the op is over (no access made).  ACCESS_FAULT: the access faulted; the
+ * caller must handle it at exactly *@t (translation cycles already added).
+ */
+static enum access_result access_one(struct kernel *k, struct itask *ts, struct cpu *cpu,
+				     uint64_t *t)
+{
+	struct interp *ip = ts->interp;
+	struct access_state *a = &ts->access;
+	const struct op *op = a->op;
+	if (a->pos == 0 && !a->fault_seen && !a->fault_done && !access_round_due(ts)) {
+		a->active = false;
+		return ACCESS_FINISHED;
+	}
+	uint64_t addr = a->addrs[a->pos];
+	struct vma *vma = region_vma(ip, op->region, addr);
+	if (!vma->mapped) {
+		interp_fail(ip, ts, op, "access to an unmapped chunk (%s chunk %u)",
+			    ip->w->regions[op->region].name, vma->chunk);
+		return ACCESS_FAILED;
+	}
+	uint64_t cycles = 0;
+	if (a->fault_done) {
+		/* The kernel has mapped the page and filled the TLB. */
+		a->fault_done = false;
+	} else if (a->fault_seen) {
+		return ACCESS_FAULT;
+	} else if (machine_translate(k->machine, cpu, cpu->loaded_asid, vma, addr, a->write, *t,
+				     &cycles) == TRANSLATE_FAULT) {
+		*t += cycles;
+		if (a->write && !vma->writable) {
+			interp_fail(ip, ts, op, "write to read-only memory (SIGSEGV)");
+			return ACCESS_FAILED;
+		}
+		a->fault_seen = true;
+		return ACCESS_FAULT;
+	}
+	*t += cycles + a->cycles;
+	cpu->counters.accesses++;
+	ts->accesses++;
+	if (++a->pos == a->nr) {
+		a->pos = 0;
+		if (a->rounds_left != UINT64_MAX)
+			a->rounds_left--;
+		ip->results.round_accesses += a->nr;
+	}
+	return ACCESS_DONE;
+}
+
+/* A sibling whose accesses may be run inline, in time order with ours. */
+struct sibling_run {
+	struct cpu *cpu;
+	struct itask *ts;
+	uint64_t t;
+	bool active; /* its next step is still an access */
+	bool moved;
+};
+
+static bool sibling_mergeable(const struct kernel *k, const struct cpu *cpu, struct itask **out)
+{
+	struct task *task = sched_current(k, cpu);
+	if (!task || task->ops != &interp_task_ops)
+		return false;
+	struct itask *ts = (struct itask *)task;
+	const struct access_state *a = &ts->access;
+	if (!a->active || a->fault_seen || a->fault_done || (a->pos == 0 && !access_round_due(ts)))
+		return false;
+	*out = ts;
+	return true;
+}
+
+/*
+ * Collect the SMT siblings that can be run inline; the others bound the
+ * horizon at their next resume (they share this core's TLBs).
+ */
+static unsigned gather_siblings(struct kernel *k, const struct cpu *cpu,
+				struct sibling_run *sib, uint64_t *horizon)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < cpu->nr_core_cpus; i++) {
+		struct cpu *other = &k->machine->cpus[cpu->core_cpus[i]];
+		uint64_t at;
+		bool quiet;
+		struct itask *ts;
+		if (other == cpu || !sched_pending_resume(k, other, &at, &quiet))
+			continue;
+		if (quiet && sibling_mergeable(k, other, &ts))
+			sib[n++] = (struct sibling_run){.cpu = other, .ts = ts, .t = at, .active = true};
+		else
+			*horizon = MIN(*horizon, at);
+	}
+	return n;
+}
+
+static void release_siblings(struct kernel *k, struct sibling_run *sib, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!sib[i].moved)
+			continue;
+		enum sched_work work = sib[i].active && access_quiet(sib[i].ts) ? WORK_USER_QUIET
+										 : WORK_USER;
+		sched_move_resume(k, sib[i].cpu, sib[i].t, work);
+	}
+}
+
+/*
+ * Run accesses of this task, and inline those of quiet SMT siblings, in
+ * (time, cpu) order while the earliest is before the horizon.  Returns
+ * STEP_NEXT when this task's op is over, STEP_RETURNED after asking to resume.
+ */
+static enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu, uint64_t *local,
+			    uint64_t now)
+{
+	struct interp *ip = ts->interp;
+	struct sibling_run sib[8];
+	unsigned nr_sib = 0;
+	uint64_t horizon = machine_horizon(k->machine, cpu);
+	if (ip->run_ahead)
+		nr_sib = gather_siblings(k, cpu, sib, &horizon);
+
+	for (;;) {
+		/* Whose access is next: ours, or an inline sibling's? */
+		int next = -1;
+		uint64_t t = *local;
+		for (unsigned i = 0; i < nr_sib; i++)
+			if (sib[i].active &&
+			    (sib[i].t < t || (sib[i].t == t && sib[i].cpu->id < cpu->id))) {
+				next = (int)i;
+				t = sib[i].t;
+			}
+		/* The access at the dispatch time is the one this event stands for. */
+		if (t >= horizon && !(next < 0 && t == now))
+			break;
+		if (next >= 0) {
+			struct sibling_run *r = &sib[next];
+			enum access_result res = access_one(k, r->ts, r->cpu, &r->t);
+			r->moved = true;
+			if (res == ACCESS_FAILED)
+				return STEP_FAILED;
+			if (res != ACCESS_DONE) {
+				r->active = false;
+				horizon = MIN(horizon, r->t);
+			}
+			continue;
+		}
+		enum access_result res = access_one(k, ts, cpu, local);
+		if (res == ACCESS_FAILED)
+			return STEP_FAILED;
+		if (res == ACCESS_FINISHED) {
+			release_siblings(k, sib, nr_sib);
+			return STEP_NEXT;
+		}
+		if (res == ACCESS_FAULT) {
+			release_siblings(k, sib, nr_sib);
+			/* A fault changes a PTE every CPU can see: take it in step. */
+			if (!in_step(k, cpu, *local, now))
+				return STEP_RETURNED;
+			ts->access.fault_seen = false;
+			struct kcont done = {.fn = interp_fault_done, .ctx = ts};
+			handle_mm_fault(k, cpu, ts->task.mm, region_vma(ip, ts->access.op->region,
+					ts->access.addrs[ts->access.pos]), ts->access.addrs[ts->access.pos],
+					*local, done);
+			return STEP_RETURNED;
+		}
+		if (!ip->run_ahead)
+			break;
+	}
+	release_siblings(k, sib, nr_sib);
+	sched_continue_at(k, cpu, *local, access_quiet(ts) ? WORK_USER_QUIET : WORK_USER);
+	return STEP_RETURNED;
+}
+
+static void interp_syscall_done(struct kernel *k, void *ctx, uint64_t time)
+{
+	struct itask *ts = ctx;
+	struct interp *ip = ts->interp;
+	if (ts->syscall_kind == ip->w->report_op) {
+		uint64_t latency = time - ts->syscall_start;
+		g_array_append_val(ip->results.op_cycles, latency);
+	}
+	sched_continue_at(k, &k->machine->cpus[ts->task.cpu], time, WORK_KERNEL);
+}
+
+static enum step syscall_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
+			    const struct op *op, uint64_t local)
+{
+	struct interp *ip = ts->interp;
+	const struct region *r = &ip->w->regions[op->region];
+	int64_t chunk = 0;
+	if (!eval(ts, op, op->chunk, 0, (int64_t)r->chunks - 1, "chunk", &chunk))
+		return STEP_FAILED;
+	struct vma *vma = ip->regions[op->region].vmas[chunk];
+	if (!vma->mapped) {
+		interp_fail(ip, ts, op, "%s of chunk %" G_GINT64_FORMAT " of %s, already unmapped",
+			    workload_op_name(op->kind), chunk, r->name);
+		return STEP_FAILED;
+	}
+	ts->syscall_start = local;
+	ts->syscall_kind = op->kind;
+	struct kcont done = {.fn = interp_syscall_done, .ctx = ts};
+	struct mm *mm = ts->task.mm;
+	switch (op->kind) {
+	case OP_MUNMAP:
+		do_munmap(k, cpu, mm, vma, local, done);
+		break;
+	case OP_MPROTECT:
+		do_mprotect(k, cpu, mm, vma, op->writable, local, done);
+		break;
+	case OP_MADVISE:
+		madvise_dontneed(k, cpu, mm, vma, local, done);
+		break;
+	default:
+		g_assert_not_reached();
+	}
+	return STEP_RETURNED;
+}
+
+struct flag_store {
+	struct interp *ip;
+	unsigned flag;
+	int64_t value;
+};
+
+/* The store reaches every CPU: waiters re-check the value when they run. */
+static void flag_store_event(void *target, uint64_t unused)
+{
+	(void)unused;
+	struct flag_store *store = target;
+	struct interp *ip = store->ip;
+	struct kernel *k = ip->k;
+	GPtrArray *waiters = ip->flag_waiters[store->flag];
+	ip->flags[store->flag] = store->value;
+	sched_revoke_quiet(k); /* accesses looping on this flag may now stop */
+	for (unsigned i = 0; i < waiters->len; i++) {
+		struct itask *ts = g_ptr_array_index(waiters, i);
+		sched_wake(k, &ts->task, engine_now(k->engine));
+	}
+	g_ptr_array_set_size(waiters, 0);
+	kernel_release(k, store);
+}
+
+/* A store to a shared flag is seen by other cores a line transfer later. */
+static void flag_set(struct kernel *k, struct interp *ip, unsigned flag, int64_t value,
+		     uint64_t now)
+{
+	struct flag_store *store = kernel_alloc(k, sizeof(*store));
+	*store = (struct flag_store){.ip = ip, .flag = flag, .value = value};
+	engine_schedule(k->engine, now + k->machine->lookahead, LANE_GLOBAL, flag_store_event,
+			store, 0);
+}
+
+static void push_frame(struct itask *ts, const struct op *ops, unsigned nr, int64_t count,
+		       const char *var)
+{
+	g_assert(ts->depth <= WORKLOAD_MAX_DEPTH);
+	ts->frames[ts->depth++] = (struct frame){.ops = ops, .nr = nr, .count = count, .var = var};
+}
+
+/*
+ * Execute one op at *local.  STEP_NEXT: go on with the next op; otherwise the
+ * task has asked the scheduler for something and run() must return.
+ */
+static enum step exec_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
+			 const struct op *op, uint64_t *local, uint64_t now)
+{
+	struct interp *ip = ts->interp;
+	struct frame *f = &ts->frames[ts->depth - 1];
+	int64_t v = 0;
+	switch (op->kind) {
+	case OP_ACCESS:
+		if (!ts->access.active && !access_begin(ts, op))
+			return STEP_FAILED;
+		return access_run(k, ts, cpu, local, now);
+	case OP_MUNMAP:
+	case OP_MPROTECT:
+	case OP_MADVISE:
+		if (!in_step(k, cpu, *local, now))
+			return STEP_RETURNED;
+		f->index++;
+		return syscall_op(k, ts, cpu, op, *local);
+	case OP_SLEEP:
+		if (!eval(ts, op, op->ns, 0, INT64_MAX / op->ns_scale / 16, "sleep", &v))
+			return STEP_FAILED;
+		f->index++;
+		sched_wake(k, &ts->task,
+			   *local + topology_ns_to_cycles(k->machine->topology,
+							  (uint64_t)(v * op->ns_scale)));
+		sched_block(k, cpu, *local);
+		return STEP_RETURNED;
+	case OP_YIELD:
+		f->index++;
+		sched_yield_at(k, cpu, *local);
+		return STEP_RETURNED;
+	case OP_COMPUTE:
+		if (!eval(ts, op, op->cycles, 0, INT64_MAX / 16, "cycles", &v))
+			return STEP_FAILED;
+		*local += (uint64_t)v;
+		return STEP_NEXT;
+	case OP_SET_FLAG:
+		if (!in_step(k, cpu, *local, now))
+			return STEP_RETURNED;
+		if (!eval(ts, op, op->value, INT64_MIN, INT64_MAX, "value", &v))
+			return STEP_FAILED;
+		flag_set(k, ip, op->flag, v, now);
+		return STEP_NEXT;
+	case OP_WAIT_FLAG:
+		if (!in_step(k, cpu, *local, now))
+			return STEP_RETURNED;
+		if (!eval(ts, op, op->value, INT64_MIN, INT64_MAX, "value", &v))
+			return STEP_FAILED;
+		if (ip->flags[op->flag] == v)
+			return STEP_NEXT;
+		g_ptr_array_add(ip->flag_waiters[op->flag], ts);
+		sched_block(k, cpu, *local);
+		return STEP_RETURNED;
+	case OP_LOOP:
+		if (!eval(ts, op, op->count, 0, INT64_MAX, "count", &v))
+			return STEP_FAILED;
+		f->index++;
+		if (v > 0)
+			push_frame(ts, op->body, op->nr_body, v, op->var);
+		return STEP_PUSHED;
+	case OP_PHASE:
+		if (op->begin && ip->results.phase_begin[op->phase] == UINT64_MAX)
+			ip->results.phase_begin[op->phase] = *local;
+		if (!op->begin)
+			ip->results.phase_end[op->phase] = *local;
+		return STEP_NEXT;
+	case NR_OP_KINDS:
+		break;
+	}
+	g_assert_not_reached();
+}
+
+static void interp_run(struct kernel *k, struct task *task, struct cpu *cpu, uint64_t now)
+{
+	struct itask *ts = (struct itask *)task;
+	struct interp *ip = ts->interp;
+	uint64_t local = now;
+	if (ip->error)
+		return;
+	for (;;) {
+		if (ts->depth == 0) {
+			sched_exit(k, cpu, local);
+			return;
+		}
+		struct frame *f = &ts->frames[ts->depth - 1];
+		if (f->index == f->nr) {
+			if (++f->iter < f->count) {
+				f->index = 0;
+			} else {
+				ts->depth--;
+			}
+			continue;
+		}
+		if (local > now && local >= machine_horizon(k->machine, cpu)) {
+			sched_continue_at(k, cpu, local, WORK_USER);
+			return;
+		}
+		const struct op *op = &f->ops[f->index];
+		enum step step = exec_op(k, ts, cpu, op, &local, now);
+		if (step == STEP_RETURNED || step == STEP_FAILED)
+			return;
+		if (step == STEP_NEXT)
+			f->index++;
+	}
+}
+
+static const struct task_ops interp_task_ops = {.run = interp_run};
+
+/* ---- construction ---------------------------------------------------------- */
+
+static bool create_tasks(struct interp *ip, const char *file, uint64_t seed, GError **error)
+{
+	const struct workload *w = ip->w;
+	struct kernel *k = ip->k;
+	for (unsigned g = 0; g < w->nr_groups; g++)
+		ip->nr_tasks += (unsigned)w->groups[g].count;
+	ip->tasks = g_new0(struct itask, ip->nr_tasks);
+	unsigned id = 0;
+	for (unsigned g = 0; g < w->nr_groups; g++) {
+		const struct task_group *group = &w->groups[g];
+		for (unsigned t = 0; t < group->count; t++, id++) {
+			struct itask *ts = &ip->tasks[id];
+			ts->interp = ip;
+			ts->group = g;
+			ts->thread = t;
+			ts->task.id = id;
+			ts->task.name = group->name;
+			ts->task.mm = ip->mms[group->mm];
+			ts->task.ops = &interp_task_ops;
+			ts->task.pinned_cpu = -1;
+			rng_seed_stream(&ts->rng, seed, id);
+			push_frame(ts, group->ops, group->nr_ops, 1, NULL);
+			if (group->cpu) {
+				int64_t cpu = 0;
+				GError *eval_error = NULL;
+				if (!expr_eval(group->cpu, task_lookup, ts, &cpu, &eval_error)) {
+					g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+						    "%s: $.tasks[%u].cpu: %s", file, g,
+						    eval_error->message);
+					g_error_free(eval_error);
+					return false;
+				}
+				if (cpu < 0 || cpu >= (int64_t)k->machine->nr_cpus) {
+					g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+						    "%s: $.tasks[%u].cpu: thread %u is pinned to CPU %"
+						    G_GINT64_FORMAT ", but the machine has CPUs 0-%u",
+						    file, g, t, cpu, k->machine->nr_cpus - 1);
+					return false;
+				}
+				ts->task.pinned_cpu = (int)cpu;
+			}
+		}
+	}
+	for (unsigned i = 0; i < ip->nr_tasks; i++)
+		sched_add_task(k, &ip->tasks[i].task);
+	ip->results.tasks = ip->nr_tasks;
+	return true;
+}
+
+struct interp *interp_new(struct kernel *k, const struct workload *workload, const char *file,
+			  uint64_t seed, bool run_ahead, GError **error)
+{
+	struct interp *ip = g_new0(struct interp, 1);
+	ip->k = k;
+	ip->w = workload;
+	ip->run_ahead = run_ahead;
+	ip->nr_mms = workload->nr_mms;
+	ip->mms = g_new0(struct mm *, ip->nr_mms);
+	for (unsigned m = 0; m < ip->nr_mms; m++)
+		ip->mms[m] = mm_new(m + 1, k->machine->nr_cpus);
+	ip->flags = g_new0(int64_t, workload->nr_flags + 1);
+	ip->flag_waiters = g_new0(GPtrArray *, workload->nr_flags + 1);
+	for (unsigned f = 0; f < workload->nr_flags; f++)
+		ip->flag_waiters[f] = g_ptr_array_new();
+	ip->results.nr_phases = workload->nr_phases;
+	ip->results.phase_begin = g_new(uint64_t, workload->nr_phases + 1);
+	ip->results.phase_end = g_new0(uint64_t, workload->nr_phases + 1);
+	for (unsigned p = 0; p < workload->nr_phases; p++)
+		ip->results.phase_begin[p] = UINT64_MAX;
+	ip->results.op_cycles = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	layout(ip);
+	if (!create_tasks(ip, file, seed, error)) {
+		interp_free(ip);
+		return NULL;
+	}
+	return ip;
+}
+
+void interp_free(struct interp *ip)
+{
+	if (!ip)
+		return;
+	for (unsigned i = 0; i < ip->nr_tasks; i++)
+		g_free(ip->tasks[i].access.addrs);
+	g_free(ip->tasks);
+	for (unsigned i = 0; ip->regions && i < ip->w->nr_regions; i++)
+		g_free(ip->regions[i].vmas);
+	g_free(ip->regions);
+	for (unsigned m = 0; m < ip->nr_mms; m++)
+		mm_free(ip->mms[m]);
+	g_free(ip->mms);
+	for (unsigned f = 0; f < ip->w->nr_flags; f++)
+		g_ptr_array_free(ip->flag_waiters[f], TRUE);
+	g_free(ip->flag_waiters);
+	g_free(ip->flags);
+	g_free(ip->results.phase_begin);
+	g_free(ip->results.phase_end);
+	g_array_free(ip->results.op_cycles, TRUE);
+	if (ip->error)
+		g_error_free(ip->error);
+	g_free(ip);
+}
+
+const GError *interp_error(const struct interp *ip)
+{
+	return ip->error;
+}
+
+const struct interp_results *interp_results(struct interp *ip)
+{
+	uint64_t accessors = 0, accesses = 0;
+	for (unsigned i = 0; i < ip->nr_tasks; i++) {
+		accesses += ip->tasks[i].accesses;
+		accessors += ip->tasks[i].accesses > 0;
+	}
+	ip->results.accessor_threads = accessors;
+	ip->results.accesses = accesses;
+	return &ip->results;
+}
+
+struct mm *interp_mm(const struct interp *ip, unsigned i)
+{
+	g_assert(i < ip->nr_mms);
+	return ip->mms[i];
+}

@@ -1,0 +1,266 @@
+/*
+ * CPUs and their TLB hierarchy; the address-translation path.
+ *
+ * Models: per logical CPU private structures and per-core shared ones
+ * (topology "per_core"), probed level 1 then level 2 for the page size of the
+ * VMA; a walk on a miss fills level 2 and level 1 (mostly-inclusive, as Intel
+ * STLBs behave for data); SMT invalidation scope per topology.
+ * Simplifies: data accesses only (no ITLB); one outstanding walk, no
+ * paging-structure caches; the walk costs a fixed number of cycles.
+ * Invariant: lookups == hits + misses for every CPU.
+ */
+#include <glib.h>
+#include "tlbsim/machine.h"
+
+static void machine_build_probe_order(struct machine *machine)
+{
+	const struct topology *topo = machine->topology;
+	for (int ps = 0; ps < NR_PAGE_SIZES; ps++) {
+		for (unsigned level = 1; level <= 2; level++) {
+			for (unsigned i = 0; i < topo->nr_tlbs; i++) {
+				const struct topology_tlb *t = &topo->tlbs[i];
+				if (t->level != level || !(t->geometry.page_sizes & (1u << ps)))
+					continue;
+				unsigned n = machine->nr_probe[ps]++;
+				machine->probe[ps][n] = i;
+				machine->probe_level[ps][n] = level;
+			}
+		}
+	}
+}
+
+/* The smallest delay of any cross-core effect (see machine.h). */
+static uint64_t machine_compute_lookahead(const struct topology *topo)
+{
+	const struct topology_costs *c = &topo->costs;
+	uint64_t lookahead = UINT64_MAX;
+	for (int d = DIST_SOCKET; d <= DIST_REMOTE; d++) {
+		uint64_t ipi = c->ipi_send + c->ipi_latency[d];
+		lookahead = MIN(lookahead, MIN(ipi, c->line_transfer[d]));
+	}
+	return lookahead;
+}
+
+uint64_t machine_horizon(const struct machine *machine, const struct cpu *cpu)
+{
+	const struct engine *engine = machine->engine;
+	/* Quiet resumes are untracked: by their promise they reach no other
+	 * core before some tracked event does (sched.h). */
+	uint64_t next = engine_tracked_next_time(engine);
+	uint64_t horizon = next > UINT64_MAX - machine->lookahead ? UINT64_MAX
+								   : next + machine->lookahead;
+	horizon = MIN(horizon, engine_lane_next_time(engine, LANE_GLOBAL));
+	for (unsigned i = 0; i < cpu->nr_core_cpus; i++)
+		horizon = MIN(horizon, engine_lane_next_time(engine, fabric_cpu_lane(cpu->core_cpus[i])));
+	return horizon;
+}
+
+static void machine_add_scope(struct cpu *cpu, struct tlb *tlb)
+{
+	for (unsigned i = 0; i < cpu->nr_flush_scope; i++)
+		if (cpu->flush_scope[i] == tlb)
+			return;
+	cpu->flush_scope[cpu->nr_flush_scope++] = tlb;
+}
+
+/*
+ * With core-wide invalidation an INVLPG on one sibling also clears the other
+ * siblings' private structures (the 2016 patch's premise); with thread-scoped
+ * invalidation only this CPU's structures, filtered by owner in shared ones.
+ */
+static void machine_build_flush_scope(struct machine *machine, struct cpu *cpu)
+{
+	const struct topology *topo = machine->topology;
+	bool core_wide = topo->smt_invalidation == SMT_INVALIDATE_CORE;
+	cpu->flush_scope = g_new0(struct tlb *, (size_t)topo->nr_tlbs * topo->threads_per_core);
+	for (unsigned i = 0; i < topo->nr_tlbs; i++)
+		machine_add_scope(cpu, cpu->tlbs[i]);
+	if (!core_wide)
+		return;
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		struct cpu *other = &machine->cpus[c];
+		if (other == cpu || other->core_id != cpu->core_id)
+			continue;
+		for (unsigned i = 0; i < topo->nr_tlbs; i++)
+			machine_add_scope(cpu, other->tlbs[i]);
+	}
+}
+
+struct machine *machine_new(const struct topology *topology, struct engine *engine,
+			    fabric_deliver_fn deliver, void *deliver_ctx)
+{
+	g_assert(topology->nr_tlbs <= MACHINE_MAX_TLBS);
+	struct machine *machine = g_new0(struct machine, 1);
+	machine->topology = topology;
+	machine->engine = engine;
+	machine->fabric = fabric_new(engine, topology, deliver, deliver_ctx);
+	machine->nr_cpus = topology_nr_cpus(topology);
+	machine->lookahead = machine_compute_lookahead(topology);
+	machine->cpus = g_new0(struct cpu, machine->nr_cpus);
+	machine->all_tlbs = g_new0(struct tlb *, (size_t)machine->nr_cpus * topology->nr_tlbs);
+	machine_build_probe_order(machine);
+
+	unsigned nr_cores = topology->sockets * topology->cores_per_socket;
+	struct tlb **core_tlbs = g_new0(struct tlb *, (size_t)nr_cores * topology->nr_tlbs);
+	bool core_wide = topology->smt_invalidation == SMT_INVALIDATE_CORE;
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		struct cpu *cpu = &machine->cpus[c];
+		cpu->id = c;
+		cpu->socket = topology_cpu_socket(topology, c);
+		cpu->core = topology_cpu_core(topology, c);
+		cpu->thread = topology_cpu_thread(topology, c);
+		cpu->core_id = topology_cpu_core_id(topology, c);
+		cpu->tlb_owner = (uint16_t)c;
+		cpu->owner_filter = core_wide ? TLB_ANY_OWNER : (int)c;
+		for (unsigned i = 0; i < topology->nr_tlbs; i++) {
+			const struct topology_tlb *t = &topology->tlbs[i];
+			struct tlb **shared = &core_tlbs[cpu->core_id * topology->nr_tlbs + i];
+			if (t->per_core && *shared) {
+				cpu->tlbs[i] = *shared;
+				continue;
+			}
+			cpu->tlbs[i] = tlb_new(&t->geometry);
+			g_assert(cpu->tlbs[i]); /* the topology was validated */
+			machine->all_tlbs[machine->nr_all_tlbs++] = cpu->tlbs[i];
+			if (t->per_core)
+				*shared = cpu->tlbs[i];
+		}
+	}
+	g_free(core_tlbs);
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		struct cpu *cpu = &machine->cpus[c];
+		machine_build_flush_scope(machine, cpu);
+		cpu->core_cpus = g_new(unsigned, topology->threads_per_core);
+		for (unsigned o = 0; o < machine->nr_cpus; o++)
+			if (machine->cpus[o].core_id == cpu->core_id)
+				cpu->core_cpus[cpu->nr_core_cpus++] = o;
+	}
+	return machine;
+}
+
+void machine_free(struct machine *machine)
+{
+	if (!machine)
+		return;
+	for (unsigned i = 0; i < machine->nr_all_tlbs; i++)
+		tlb_free(machine->all_tlbs[i]);
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		g_free(machine->cpus[c].flush_scope);
+		g_free(machine->cpus[c].core_cpus);
+	}
+	g_free(machine->all_tlbs);
+	g_free(machine->cpus);
+	fabric_free(machine->fabric);
+	g_free(machine);
+}
+
+static void machine_record_stale(struct machine *machine, struct cpu *cpu, uint64_t vaddr,
+				 uint32_t entry_gen, const struct pte *pte, uint64_t now)
+{
+	cpu->counters.stale_hits++;
+	if (machine->nr_stale_reports >= MACHINE_STALE_REPORTS)
+		return;
+	machine->stale[machine->nr_stale_reports++] = (struct stale_report){
+		.time = now,
+		.cpu = cpu->id,
+		.vaddr = vaddr,
+		.entry_gen = entry_gen,
+		.committed_gen = pte->committed,
+	};
+}
+
+/* Fill every structure that holds @ps, from level @from_level down to level 1. */
+static void machine_fill_levels(struct machine *machine, struct cpu *cpu, uint16_t asid,
+				enum page_size ps, uint64_t vaddr, uint32_t gen,
+				unsigned below_probe)
+{
+	for (unsigned p = 0; p < below_probe; p++)
+		tlb_fill(cpu->tlbs[machine->probe[ps][p]], vaddr, ps, asid, cpu->tlb_owner, gen);
+}
+
+enum translate_result machine_translate(struct machine *machine, struct cpu *cpu, uint16_t asid,
+					struct vma *vma, uint64_t vaddr, bool write, uint64_t now,
+					uint64_t *cycles)
+{
+	enum page_size ps = vma->page_size;
+	const struct pte *pte = vma_pte(vma, vaddr);
+	const struct topology *topo = machine->topology;
+	unsigned nr = machine->nr_probe[ps];
+
+	cpu->counters.tlb_lookups++;
+	for (unsigned p = 0; p < nr; p++) {
+		unsigned index = machine->probe[ps][p];
+		const struct tlb_entry *e =
+			tlb_lookup(cpu->tlbs[index], vaddr, asid, cpu->owner_filter);
+		if (!e)
+			continue;
+		uint32_t gen = e->gen;
+		cpu->counters.tlb_hits++;
+		if (machine->probe_level[ps][p] > 1)
+			cpu->counters.stlb_hits++;
+		*cycles += topo->tlbs[index].hit_cycles;
+		if (gen < pte->committed) {
+			machine_record_stale(machine, cpu, vaddr, gen, pte, now);
+			return TRANSLATE_OK;
+		}
+		if (write && gen == pte->gen && !pte->writable)
+			return TRANSLATE_FAULT;
+		machine_fill_levels(machine, cpu, asid, ps, vaddr, gen, p);
+		return TRANSLATE_OK;
+	}
+	cpu->counters.tlb_misses++;
+	cpu->counters.page_walks++;
+	*cycles += topo->costs.page_walk;
+	if (!pte->present || (write && !pte->writable))
+		return TRANSLATE_FAULT;
+	machine_fill_levels(machine, cpu, asid, ps, vaddr, pte->gen, nr);
+	return TRANSLATE_OK;
+}
+
+void machine_fill(struct machine *machine, struct cpu *cpu, uint16_t asid, struct vma *vma,
+		  uint64_t vaddr)
+{
+	const struct pte *pte = vma_pte(vma, vaddr);
+	g_assert(pte->present);
+	cpu->counters.page_walks++;
+	machine_fill_levels(machine, cpu, asid, vma->page_size, vaddr, pte->gen,
+			    machine->nr_probe[vma->page_size]);
+}
+
+void machine_invlpg(struct machine *machine, struct cpu *cpu, uint16_t asid, uint64_t vaddr)
+{
+	(void)machine;
+	unsigned removed = 0;
+	for (unsigned i = 0; i < cpu->nr_flush_scope; i++)
+		removed += tlb_flush_one(cpu->flush_scope[i], vaddr, asid, cpu->owner_filter);
+	cpu->counters.invlpg++;
+	cpu->counters.tlb_entries_invalidated += removed;
+}
+
+void machine_flush_asid(struct machine *machine, struct cpu *cpu, uint16_t asid)
+{
+	(void)machine;
+	unsigned removed = 0;
+	for (unsigned i = 0; i < cpu->nr_flush_scope; i++)
+		removed += tlb_flush_asid(cpu->flush_scope[i], asid, cpu->owner_filter);
+	cpu->counters.tlb_flush_all++;
+	cpu->counters.tlb_entries_invalidated += removed;
+}
+
+void machine_flush_all(struct machine *machine, struct cpu *cpu)
+{
+	(void)machine;
+	unsigned removed = 0;
+	for (unsigned i = 0; i < cpu->nr_flush_scope; i++)
+		removed += tlb_flush_all(cpu->flush_scope[i], cpu->owner_filter);
+	cpu->counters.tlb_flush_all++;
+	cpu->counters.tlb_entries_invalidated += removed;
+}
+
+unsigned machine_tlb_occupancy(const struct machine *machine, const struct cpu *cpu)
+{
+	unsigned total = 0;
+	for (unsigned i = 0; i < machine->topology->nr_tlbs; i++)
+		total += tlb_occupancy(cpu->tlbs[i]);
+	return total;
+}

@@ -1,0 +1,317 @@
+/*
+ * tlbsim command line: parse options, load inputs, run, write CSV atomically.
+ * Exit codes: 0 ok, 1 internal error, 2 usage or input error, 3 stale hits
+ * with --strict, 4 a run stopped by its event or time budget.
+ */
+#define _GNU_SOURCE /* flock(), O_CLOEXEC */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include "tlbsim/error.h"
+#include "tlbsim/inputs.h"
+#include "tlbsim/report.h"
+#include "tlbsim/sim.h"
+
+enum exit_code {
+	EXIT_OK = 0,
+	EXIT_INTERNAL = 1,
+	EXIT_INPUT = 2,
+	EXIT_STALE = 3,
+	EXIT_BUDGET = 4,
+};
+
+struct options {
+	char *topology;
+	char *workload;
+	char *policy;
+	char **sets;
+	gint64 seed;
+	char *output;
+	gboolean append;
+	gboolean no_header;
+	char *per_cpu;
+	gboolean quiet;
+	gboolean strict;
+	gboolean host_time;
+	gboolean no_run_ahead;
+	gint64 max_events;
+	gint64 max_sim_ns;
+	gboolean list_topologies;
+	gboolean list_workloads;
+	gboolean list_policies;
+	gboolean version;
+};
+
+static int list_kind(enum inputs_kind kind, bool with_descriptions)
+{
+	char **names = inputs_list(kind);
+	for (char **n = names; *n; n++) {
+		if (!with_descriptions) {
+			printf("%s\n", *n);
+			continue;
+		}
+		GError *error = NULL;
+		char *path = inputs_resolve(kind, *n, &error);
+		char *text = NULL;
+		const char *description = "";
+		cJSON *json = NULL;
+		if (path && g_file_get_contents(path, &text, NULL, NULL))
+			json = cJSON_Parse(text);
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(json, "description");
+		if (cJSON_IsString(d))
+			description = d->valuestring;
+		printf("%-22s %s\n", *n, description);
+		cJSON_Delete(json);
+		g_free(text);
+		g_free(path);
+		g_clear_error(&error);
+	}
+	g_strfreev(names);
+	return EXIT_OK;
+}
+
+/* Write @data to @path through a temporary file and rename(2): all or nothing. */
+static bool write_atomically(const char *path, const char *data, size_t len, GError **error)
+{
+	GError *local = NULL;
+	if (!g_file_set_contents(path, data, (gssize)len, &local)) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "%s", local->message);
+		g_error_free(local);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Append one block under an exclusive lock, writing the header only if the
+ * file is empty, in a single write(2): concurrent runs appending to one CSV
+ * never interleave or duplicate the header.
+ */
+static bool append_locked(const char *path, const char *header, const char *row,
+			  GError **error)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "%s: %s", path, g_strerror(errno));
+		return false;
+	}
+	bool ok = false;
+	if (flock(fd, LOCK_EX) == 0) {
+		off_t size = lseek(fd, 0, SEEK_END);
+		char *block = g_strconcat(size == 0 && header ? header : "", row, NULL);
+		size_t len = strlen(block);
+		ok = write(fd, block, len) == (ssize_t)len;
+		g_free(block);
+	}
+	if (!ok)
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "%s: %s", path, g_strerror(errno));
+	close(fd);
+	return ok;
+}
+
+static int exit_code_for(const GError *error)
+{
+	if (error->domain != TLBSIM_ERROR)
+		return EXIT_INTERNAL;
+	switch (error->code) {
+	case TLBSIM_ERROR_LIMIT:
+		return EXIT_BUDGET;
+	case TLBSIM_ERROR_INTERNAL:
+		return EXIT_INTERNAL;
+	default:
+		return EXIT_INPUT;
+	}
+}
+
+static void print_stale(const struct sim_result *r, const struct topology *topo)
+{
+	if (r->total.stale_hits == 0)
+		return;
+	g_printerr("tlbsim: %" G_GUINT64_FORMAT
+		   " stale TLB hits: a CPU used a translation after the change that "
+		   "invalidated it had returned\n",
+		   r->total.stale_hits);
+	for (unsigned i = 0; i < r->nr_stale_reports; i++)
+		g_printerr("  cpu %u, address 0x%" G_GINT64_MODIFIER "x, at %.0f ns (entry from "
+			   "PTE generation %u, change committed at generation %u)\n",
+			   r->stale[i].cpu, r->stale[i].vaddr,
+			   topology_cycles_to_ns(topo, r->stale[i].time), r->stale[i].entry_gen,
+			   r->stale[i].committed_gen);
+}
+
+static int run(const struct options *o)
+{
+	GError *error = NULL;
+	struct inputs inputs;
+	struct inputs_request request = {
+		.names = {o->topology, o->workload, o->policy},
+		.sets = (const char *const *)o->sets,
+	};
+	if (!inputs_load(&request, &inputs, &error)) {
+		g_printerr("tlbsim: %s\n", error->message);
+		g_error_free(error);
+		return EXIT_INPUT;
+	}
+	struct sim_input input = {
+		.topology = inputs.topology,
+		.workload = inputs.workload,
+		.policy = inputs.policy,
+		.workload_file = inputs.paths[INPUT_WORKLOAD],
+		.seed = (uint64_t)o->seed,
+		.run_ahead = !o->no_run_ahead,
+		.max_events = (uint64_t)o->max_events,
+		.max_sim_ns = (uint64_t)o->max_sim_ns,
+	};
+	gint64 start = g_get_monotonic_time();
+	struct sim_result *result = sim_run(&input, &error);
+	double host_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
+	int code = EXIT_OK;
+	if (!result) {
+		g_printerr("tlbsim: %s\n", error->message);
+		code = exit_code_for(error);
+		g_error_free(error);
+		goto out_clear;
+	}
+	struct report_meta meta = {
+		.topology = inputs.names[INPUT_TOPOLOGY],
+		.workload = inputs.names[INPUT_WORKLOAD],
+		.policy = inputs.names[INPUT_POLICY],
+		.seed = (uint64_t)o->seed,
+		.topo = inputs.topology,
+		.w = inputs.workload,
+		.host_time = o->host_time,
+		.host_seconds = host_seconds,
+	};
+	GString *header = g_string_new(NULL);
+	GString *row = g_string_new(NULL);
+	report_csv_header(header);
+	report_csv_row(row, &meta, result);
+	bool ok = true;
+	if (o->per_cpu) {
+		GString *per_cpu = g_string_new(NULL);
+		report_per_cpu_csv(per_cpu, &meta, result);
+		ok = write_atomically(o->per_cpu, per_cpu->str, per_cpu->len, &error);
+		g_string_free(per_cpu, TRUE);
+	}
+	if (ok && o->output && o->append) {
+		ok = append_locked(o->output, o->no_header ? NULL : header->str, row->str, &error);
+	} else if (ok && o->output) {
+		GString *all = g_string_new(o->no_header ? "" : header->str);
+		g_string_append(all, row->str);
+		ok = write_atomically(o->output, all->str, all->len, &error);
+		g_string_free(all, TRUE);
+	} else if (ok) {
+		printf("%s%s", o->no_header ? "" : header->str, row->str);
+		ok = fflush(stdout) == 0;
+	}
+	if (!ok) {
+		g_printerr("tlbsim: %s\n", error ? error->message : "cannot write the output");
+		g_clear_error(&error);
+		code = EXIT_INPUT;
+	} else {
+		if (!o->quiet) {
+			char *summary = report_summary(&meta, result);
+			g_printerr("%s\n", summary);
+			g_free(summary);
+		}
+		print_stale(result, inputs.topology);
+		if (o->strict && result->total.stale_hits)
+			code = EXIT_STALE;
+	}
+	g_string_free(header, TRUE);
+	g_string_free(row, TRUE);
+	sim_result_free(result);
+out_clear:
+	inputs_clear(&inputs);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {.policy = NULL, .seed = 1};
+	GOptionEntry entries[] = {
+		{"topology", 'T', 0, G_OPTION_ARG_STRING, &o.topology,
+		 "Machine: a path or a bundled name (see --list-topologies)", "NAME"},
+		{"workload", 'w', 0, G_OPTION_ARG_STRING, &o.workload,
+		 "Workload: a path or a bundled name (see --list-workloads)", "NAME"},
+		{"policy", 'p', 0, G_OPTION_ARG_STRING, &o.policy,
+		 "Flush policy preset or file (default linux-4.5)", "NAME"},
+		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o.sets,
+		 "Override one JSON field, e.g. workload.threads=24 (repeatable)", "KIND.PATH=VALUE"},
+		{"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "Random seed (default 1)", "N"},
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &o.output,
+		 "Write the CSV here instead of stdout (atomically)", "FILE"},
+		{"append", 'a', 0, G_OPTION_ARG_NONE, &o.append,
+		 "Append to --output; the header only if the file is empty", NULL},
+		{"no-header", 0, 0, G_OPTION_ARG_NONE, &o.no_header, "Omit the CSV header", NULL},
+		{"per-cpu", 0, 0, G_OPTION_ARG_FILENAME, &o.per_cpu,
+		 "Write per-CPU counters as CSV to FILE", "FILE"},
+		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "No summary line on stderr", NULL},
+		{"strict", 0, 0, G_OPTION_ARG_NONE, &o.strict, "Exit with 3 if any stale TLB hit", NULL},
+		{"host-time", 0, 0, G_OPTION_ARG_NONE, &o.host_time,
+		 "Fill host_seconds (makes the CSV host-dependent)", NULL},
+		{"max-events", 0, 0, G_OPTION_ARG_INT64, &o.max_events,
+		 "Stop with exit code 4 after N events (default 2000000000)", "N"},
+		{"max-sim-ns", 0, 0, G_OPTION_ARG_INT64, &o.max_sim_ns,
+		 "Stop with exit code 4 after N ns of simulated time (default 3600 s)", "N"},
+		{"no-run-ahead", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &o.no_run_ahead,
+		 "One memory access per event (slow; for checking run-ahead)", NULL},
+		{"list-topologies", 0, 0, G_OPTION_ARG_NONE, &o.list_topologies,
+		 "List bundled topologies", NULL},
+		{"list-workloads", 0, 0, G_OPTION_ARG_NONE, &o.list_workloads,
+		 "List bundled workloads", NULL},
+		{"list-policies", 0, 0, G_OPTION_ARG_NONE, &o.list_policies,
+		 "List bundled policy presets", NULL},
+		{"version", 'V', 0, G_OPTION_ARG_NONE, &o.version, "Print the version", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	o.max_events = 2000000000;
+	o.max_sim_ns = INT64_C(3600) * 1000000000;
+	GOptionContext *context = g_option_context_new("- simulate TLB shootdowns");
+	g_option_context_set_summary(
+		context, "Example: tlbsim --topology haswell-i7 --workload munmap16 --policy linux-4.5");
+	g_option_context_add_main_entries(context, entries, NULL);
+	GError *error = NULL;
+	int code = EXIT_OK;
+	if (!g_option_context_parse(context, &argc, &argv, &error)) {
+		g_printerr("tlbsim: %s (see --help)\n", error->message);
+		g_error_free(error);
+		code = EXIT_INPUT;
+		goto out;
+	}
+	if (o.version) {
+		printf("tlbsim %s\n", TLBSIM_VERSION);
+	} else if (o.list_topologies || o.list_workloads || o.list_policies) {
+		if (o.list_topologies)
+			list_kind(INPUT_TOPOLOGY, true);
+		if (o.list_workloads)
+			list_kind(INPUT_WORKLOAD, true);
+		if (o.list_policies)
+			list_kind(INPUT_POLICY, true);
+	} else if (argc > 1) {
+		g_printerr("tlbsim: unexpected argument \"%s\" (see --help)\n", argv[1]);
+		code = EXIT_INPUT;
+	} else if (!o.topology || !o.workload) {
+		g_printerr("tlbsim: --topology and --workload are required (see --help)\n");
+		code = EXIT_INPUT;
+	} else if (o.seed < 0 || o.max_events < 0 || o.max_sim_ns < 0) {
+		g_printerr("tlbsim: --seed, --max-events and --max-sim-ns take non-negative numbers\n");
+		code = EXIT_INPUT;
+	} else {
+		if (!o.policy)
+			o.policy = g_strdup("linux-4.5");
+		code = run(&o);
+	}
+out:
+	g_option_context_free(context);
+	g_free(o.topology);
+	g_free(o.workload);
+	g_free(o.policy);
+	g_strfreev(o.sets);
+	g_free(o.output);
+	g_free(o.per_cpu);
+	return code;
+}

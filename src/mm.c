@@ -1,0 +1,179 @@
+/*
+ * Address spaces (struct mm): VMAs, PTEs with generations, page-table-page
+ * occupancy and mm_cpumask.
+ *
+ * Simplifies: one level of page tables is tracked (PTE pages, one per 2 MiB
+ * span); upper levels are never freed.  VMAs are laid out once before the run
+ * and only ever unmapped whole, so the VMA array never changes shape and
+ * pointers into it stay valid for the whole run.
+ * Invariant: pmd_users[i] == number of mapped VMAs overlapping span i.
+ */
+#include <glib.h>
+#include "tlbsim/mm.h"
+
+#define PMD_SHIFT 21
+
+struct mm *mm_new(unsigned id, unsigned nr_cpus)
+{
+	struct mm *mm = g_new0(struct mm, 1);
+	mm->id = id;
+	mm->nr_cpus = nr_cpus;
+	mm->cpumask = g_new0(uint64_t, (nr_cpus + 63) / 64);
+	mm->cpumask_line = CACHELINE_INIT;
+	mm->next_gen = 1;
+	return mm;
+}
+
+void mm_free(struct mm *mm)
+{
+	if (!mm)
+		return;
+	for (unsigned i = 0; i < mm->nr_vmas; i++)
+		g_free(mm->vmas[i].ptes);
+	g_free(mm->vmas);
+	g_free(mm->pmd_users);
+	g_free(mm->cpumask);
+	g_free(mm);
+}
+
+struct vma *mm_add_vma(struct mm *mm, uint64_t start, uint64_t len, enum page_size ps,
+		       bool hugetlb, unsigned region, unsigned chunk)
+{
+	uint64_t size = page_size_bytes(ps);
+	g_assert(start % size == 0 && len % size == 0 && len > 0);
+	g_assert(mm->nr_vmas == 0 || mm->vmas[mm->nr_vmas - 1].end <= start);
+	g_assert(mm->pmd_users == NULL);
+
+	mm->vmas = g_renew(struct vma, mm->vmas, mm->nr_vmas + 1);
+	struct vma *vma = &mm->vmas[mm->nr_vmas++];
+	*vma = (struct vma){
+		.start = start,
+		.end = start + len,
+		.page_size = ps,
+		.hugetlb = hugetlb,
+		.mapped = true,
+		.writable = true,
+		.region = region,
+		.chunk = chunk,
+		.ptes = g_new0(struct pte, len / size),
+	};
+	mm->total_vm += len >> page_size_shift(PS_4K);
+	return vma;
+}
+
+void mm_finish_layout(struct mm *mm)
+{
+	g_assert(mm->pmd_users == NULL);
+	if (mm->nr_vmas == 0)
+		return;
+	mm->pmd_base = mm->vmas[0].start >> PMD_SHIFT;
+	uint64_t last = (mm->vmas[mm->nr_vmas - 1].end - 1) >> PMD_SHIFT;
+	mm->nr_pmds = (unsigned)(last - mm->pmd_base + 1);
+	mm->pmd_users = g_new0(uint32_t, mm->nr_pmds);
+	for (unsigned i = 0; i < mm->nr_vmas; i++) {
+		const struct vma *vma = &mm->vmas[i];
+		uint64_t first = (vma->start >> PMD_SHIFT) - mm->pmd_base;
+		uint64_t end = ((vma->end - 1) >> PMD_SHIFT) - mm->pmd_base;
+		for (uint64_t p = first; p <= end; p++)
+			mm->pmd_users[p]++;
+	}
+}
+
+static uint32_t mm_next_gen(struct mm *mm)
+{
+	/* 2^32 PTE changes in one run would need days of simulated time. */
+	g_assert(mm->next_gen != UINT32_MAX);
+	return mm->next_gen++;
+}
+
+void mm_populate(struct mm *mm, struct vma *vma, uint64_t addr, bool writable)
+{
+	struct pte *pte = vma_pte(vma, addr);
+	pte->present = true;
+	pte->writable = writable && vma->writable;
+	pte->gen = mm_next_gen(mm);
+	/* A fresh mapping has no older translation to protect against. */
+	pte->committed = pte->gen;
+}
+
+bool mm_zap_pte(struct mm *mm, struct vma *vma, uint64_t addr)
+{
+	struct pte *pte = vma_pte(vma, addr);
+	if (!pte->present)
+		return false;
+	pte->present = false;
+	pte->writable = false;
+	pte->gen = mm_next_gen(mm);
+	vma->epoch++;
+	mm->epoch++;
+	return true;
+}
+
+bool mm_wrprotect_pte(struct mm *mm, struct vma *vma, uint64_t addr)
+{
+	struct pte *pte = vma_pte(vma, addr);
+	if (!pte->present || !pte->writable)
+		return false;
+	pte->writable = false;
+	pte->gen = mm_next_gen(mm);
+	vma->epoch++;
+	mm->epoch++;
+	return true;
+}
+
+unsigned mm_unmap_vma(struct mm *mm, struct vma *vma, uint64_t *freed_start, uint64_t *freed_end)
+{
+	g_assert(vma->mapped && mm->pmd_users);
+	vma->mapped = false;
+	vma->epoch++;
+	mm->epoch++;
+
+	unsigned freed = 0;
+	uint64_t first = (vma->start >> PMD_SHIFT) - mm->pmd_base;
+	uint64_t last = ((vma->end - 1) >> PMD_SHIFT) - mm->pmd_base;
+	for (uint64_t p = first; p <= last; p++) {
+		g_assert(mm->pmd_users[p] > 0);
+		if (--mm->pmd_users[p] > 0)
+			continue;
+		uint64_t span = (p + mm->pmd_base) << PMD_SHIFT;
+		if (freed == 0)
+			*freed_start = span;
+		*freed_end = span + (UINT64_C(1) << PMD_SHIFT);
+		freed++;
+	}
+	return freed;
+}
+
+void mm_cpumask_set(struct mm *mm, unsigned cpu)
+{
+	g_assert(cpu < mm->nr_cpus);
+	mm->cpumask[cpu / 64] |= UINT64_C(1) << (cpu % 64);
+}
+
+void mm_cpumask_clear(struct mm *mm, unsigned cpu)
+{
+	g_assert(cpu < mm->nr_cpus);
+	mm->cpumask[cpu / 64] &= ~(UINT64_C(1) << (cpu % 64));
+}
+
+unsigned mm_cpumask_weight(const struct mm *mm)
+{
+	unsigned weight = 0;
+	for (unsigned w = 0; w < (mm->nr_cpus + 63) / 64; w++)
+		weight += (unsigned)__builtin_popcountll(mm->cpumask[w]);
+	return weight;
+}
+
+unsigned mm_cpumask_next(const struct mm *mm, unsigned from)
+{
+	for (unsigned w = from / 64; w < (mm->nr_cpus + 63) / 64; w++) {
+		uint64_t bits = mm->cpumask[w];
+		if (w == from / 64)
+			bits &= ~UINT64_C(0) << (from % 64);
+		if (bits) {
+			unsigned cpu = w * 64 + (unsigned)__builtin_ctzll(bits);
+			return cpu < mm->nr_cpus ? cpu : mm->nr_cpus;
+		}
+	}
+	return mm->nr_cpus;
+}

@@ -1,0 +1,123 @@
+/*
+ * Assembles engine, machine, kernel and interpreter for one run and tears
+ * them down.  The only place that knows every layer; each layer below knows
+ * only those under it.
+ */
+#include "tlbsim/error.h"
+#include "tlbsim/interp.h"
+#include "tlbsim/sched.h"
+#include "tlbsim/sim.h"
+#include "tlbsim/smp.h"
+#include "tlbsim/tlbflush.h"
+
+static bool sim_check_budget(const struct sim_input *input, enum engine_stop_reason why,
+			     const struct engine *engine, GError **error)
+{
+	if (why == ENGINE_EVENT_LIMIT) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_LIMIT,
+			    "stopped after %" G_GUINT64_FORMAT
+			    " events (the event budget, --max-events); the workload may not terminate",
+			    engine_events_dispatched(engine));
+		return false;
+	}
+	if (why == ENGINE_TIME_LIMIT) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_LIMIT,
+			    "stopped at %" G_GUINT64_FORMAT
+			    " ns of simulated time (the budget, --max-sim-ns); the workload may not terminate",
+			    input->max_sim_ns);
+		return false;
+	}
+	return true;
+}
+
+static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *ip,
+			const struct workload *w)
+{
+	const struct machine *m = k->machine;
+	const struct interp_results *ir = interp_results(ip);
+	r->nr_cpus = m->nr_cpus;
+	r->per_cpu = g_new0(struct counters, m->nr_cpus);
+	r->tlb_occupancy = g_new0(unsigned, m->nr_cpus);
+	for (unsigned c = 0; c < m->nr_cpus; c++) {
+		r->per_cpu[c] = m->cpus[c].counters;
+		counters_add(&r->total, &r->per_cpu[c]);
+		r->tlb_occupancy[c] = machine_tlb_occupancy(m, &m->cpus[c]);
+	}
+	r->sim_cycles = engine_now(k->engine);
+	r->events = engine_events_dispatched(k->engine);
+	r->nr_phases = ir->nr_phases;
+	r->phase_cycles = r->sim_cycles;
+	if (w->report_phase >= 0) {
+		uint64_t begin = ir->phase_begin[w->report_phase];
+		uint64_t end = ir->phase_end[w->report_phase];
+		r->phase_cycles = end > begin ? end - begin : 0;
+	}
+	r->op_cycles = g_array_copy(ir->op_cycles);
+	r->accessor_threads = ir->accessor_threads;
+	r->accesses = ir->accesses;
+	r->round_accesses = ir->round_accesses;
+	r->nr_stale_reports = m->nr_stale_reports;
+	for (unsigned i = 0; i < m->nr_stale_reports; i++)
+		r->stale[i] = m->stale[i];
+}
+
+struct sim_result *sim_run(const struct sim_input *input, GError **error)
+{
+	struct sim_result *result = NULL;
+	struct kernel k = {.policy = input->policy};
+	kernel_init_inflight(&k);
+	k.engine = engine_new(topology_nr_cpus(input->topology) + 1); /* lanes: global + CPUs */
+	k.machine = machine_new(input->topology, k.engine, smp_deliver_ipi, &k);
+	k.init_mm = mm_new(0, k.machine->nr_cpus);
+	sched_new(&k);
+	smp_new(&k);
+	tlbflush_init(&k);
+
+	struct interp *ip = interp_new(&k, input->workload, input->workload_file, input->seed,
+				       input->run_ahead, error);
+	if (!ip)
+		goto out_free_kernel;
+	sched_start(&k);
+	uint64_t time_limit = input->max_sim_ns
+				      ? topology_ns_to_cycles(input->topology, input->max_sim_ns)
+				      : ENGINE_NEVER;
+	uint64_t event_limit = input->max_events ? input->max_events : ENGINE_NEVER;
+	enum engine_stop_reason why = engine_run(k.engine, time_limit, event_limit);
+	if (interp_error(ip)) {
+		g_propagate_error(error, g_error_copy(interp_error(ip)));
+		goto out_free_interp;
+	}
+	if (!sim_check_budget(input, why, k.engine, error))
+		goto out_free_interp;
+	if (sched_nr_alive(&k) != 0) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "%s: the run ended with %u task(s) still blocked (waiting on a flag "
+			    "nobody will set again?)",
+			    input->workload_file, sched_nr_alive(&k));
+		goto out_free_interp;
+	}
+	result = g_new0(struct sim_result, 1);
+	sim_collect(result, &k, ip, input->workload);
+
+out_free_interp:
+	interp_free(ip);
+out_free_kernel:
+	kernel_free_inflight(&k);
+	smp_free(k.smp);
+	sched_free(k.sched);
+	mm_free(k.init_mm);
+	machine_free(k.machine);
+	engine_free(k.engine);
+	return result;
+}
+
+void sim_result_free(struct sim_result *result)
+{
+	if (!result)
+		return;
+	g_free(result->per_cpu);
+	g_free(result->tlb_occupancy);
+	if (result->op_cycles)
+		g_array_free(result->op_cycles, TRUE);
+	g_free(result);
+}

@@ -1,0 +1,184 @@
+/*
+ * Cross-CPU calls, after kernel/smp.c of the 4.x era.
+ *
+ * Models: the caller queues one request (csd) per target on the target's
+ * call_single_queue (an RMW on a line the target wrote last), then writes the
+ * ICR once per target; each target takes the interrupt, runs every queued
+ * request in one handler (llist_del_all), unlocks each csd right after its
+ * function (the acknowledgement the caller spins on, visible after a line
+ * transfer back), and returns.  Interrupts arriving during a handler are held
+ * pending like an IRR bit and cause one more handler pass.
+ * Simplifies: one handler pass applies all its requests' TLB effects at the
+ * pass's start time while charging their costs in sequence; the caller's spin
+ * over the csds costs the latest acknowledgement, not one transfer per csd.
+ * Invariant: every request queued is run exactly once and acknowledged once.
+ */
+#include <glib.h>
+#include "tlbsim/sched.h"
+#include "tlbsim/smp.h"
+
+struct call_wait {
+	unsigned pending;
+	uint64_t done_at;
+	struct kcont done;
+};
+
+struct csd {
+	smp_call_fn fn;
+	void *info;
+	unsigned caller;
+	struct call_wait *wait;
+};
+
+struct smp_cpu {
+	GQueue queue;          /* struct csd *, call_single_queue */
+	struct cacheline queue_line;
+	bool in_handler;
+	bool irq_pending;      /* an interrupt arrived during the handler */
+	uint64_t handler_start;
+};
+
+struct smp {
+	struct kernel *k;
+	struct smp_cpu *cpus;
+};
+
+struct smp *smp_new(struct kernel *k)
+{
+	struct smp *smp = g_new0(struct smp, 1);
+	smp->k = k;
+	smp->cpus = g_new0(struct smp_cpu, k->machine->nr_cpus);
+	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {
+		g_queue_init(&smp->cpus[c].queue);
+		smp->cpus[c].queue_line = CACHELINE_INIT;
+		smp->cpus[c].queue_line.writer = (int)c;
+	}
+	k->smp = smp;
+	return smp;
+}
+
+void smp_free(struct smp *smp)
+{
+	if (!smp)
+		return;
+	/* Queued csds belong to kernel_alloc(); only the queues go here. */
+	for (unsigned c = 0; c < smp->k->machine->nr_cpus; c++)
+		g_queue_clear(&smp->cpus[c].queue);
+	g_free(smp->cpus);
+	g_free(smp);
+}
+
+static void smp_handler_body(void *target, uint64_t cpu_id);
+static void smp_handler_exit(void *target, uint64_t cpu_id);
+
+static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
+{
+	struct kernel *k = smp->k;
+	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	sc->in_handler = true;
+	sc->handler_start = now;
+	sched_irq_enter(k, &k->machine->cpus[cpu_id], now);
+	engine_schedule(k->engine, now + k->machine->topology->costs.irq_entry,
+			fabric_cpu_lane(cpu_id), smp_handler_body, smp, cpu_id);
+}
+
+void smp_deliver_ipi(void *kernel, unsigned cpu_id)
+{
+	struct kernel *k = kernel;
+	struct smp *smp = k->smp;
+	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	k->machine->cpus[cpu_id].counters.ipis_received++;
+	if (sc->in_handler) {
+		sc->irq_pending = true;
+		return;
+	}
+	smp_start_handler(smp, cpu_id, engine_now(k->engine));
+}
+
+static void smp_ack(struct kernel *k, struct csd *csd, unsigned cpu_id, uint64_t at)
+{
+	struct call_wait *wait = csd->wait;
+	uint64_t seen = at + fabric_line_transfer(k->machine->fabric, cpu_id, csd->caller);
+	if (seen > wait->done_at)
+		wait->done_at = seen;
+	g_assert(wait->pending > 0);
+	if (--wait->pending == 0) {
+		struct kcont done = wait->done;
+		uint64_t done_at = wait->done_at;
+		kernel_release(k, wait);
+		kcont_call(k, done, done_at);
+	}
+}
+
+/* flush_smp_call_function_queue(): run everything queued, acknowledging each. */
+static void smp_handler_body(void *target, uint64_t cpu_id)
+{
+	struct smp *smp = target;
+	struct kernel *k = smp->k;
+	struct cpu *cpu = &k->machine->cpus[cpu_id];
+	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	uint64_t t = engine_now(k->engine);
+	GQueue batch = sc->queue;
+	g_queue_init(&sc->queue);
+	sc->queue_line.writer = (int)cpu_id;
+
+	struct csd *csd;
+	while ((csd = g_queue_pop_head(&batch))) {
+		t += csd->fn(k, cpu, t, csd->info);
+		smp_ack(k, csd, (unsigned)cpu_id, t);
+		kernel_release(k, csd);
+	}
+	engine_schedule(k->engine, t + k->machine->topology->costs.irq_exit,
+			fabric_cpu_lane((unsigned)cpu_id), smp_handler_exit, smp, cpu_id);
+}
+
+static void smp_handler_exit(void *target, uint64_t cpu_id)
+{
+	struct smp *smp = target;
+	struct kernel *k = smp->k;
+	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	struct cpu *cpu = &k->machine->cpus[cpu_id];
+	uint64_t now = engine_now(k->engine);
+	if (sc->irq_pending) {
+		/* The pending interrupt fires as soon as we iret: enter again. */
+		sc->irq_pending = false;
+		engine_schedule(k->engine, now + k->machine->topology->costs.irq_entry,
+				fabric_cpu_lane((unsigned)cpu_id), smp_handler_body, smp, cpu_id);
+		return;
+	}
+	sc->in_handler = false;
+	cpu->counters.irq_cycles += now - sc->handler_start;
+	sched_irq_exit(k, cpu, now);
+}
+
+void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *targets,
+			    unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
+			    struct kcont done)
+{
+	struct smp *smp = k->smp;
+	const struct topology_costs *costs = &k->machine->topology->costs;
+	if (nr_targets == 0) {
+		kcont_call(k, done, now);
+		return;
+	}
+	struct call_wait *wait = kernel_alloc(k, sizeof(*wait));
+	wait->pending = nr_targets;
+	wait->done = done;
+
+	uint64_t t = now;
+	for (unsigned i = 0; i < nr_targets; i++) {
+		unsigned target = targets[i];
+		g_assert(target != self->id);
+		struct csd *csd = kernel_alloc(k, sizeof(*csd));
+		*csd = (struct csd){.fn = fn, .info = info, .caller = self->id, .wait = wait};
+		/* csd_lock + llist_add onto the target's queue head. */
+		t = fabric_line_rmw(k->machine->fabric, &smp->cpus[target].queue_line, self->id, t);
+		g_queue_push_tail(&smp->cpus[target].queue, csd);
+	}
+	for (unsigned i = 0; i < nr_targets; i++) {
+		t += costs->ipi_send;
+		fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
+		self->counters.ipis_sent++;
+	}
+	wait->done_at = t;
+}

@@ -1,0 +1,503 @@
+/*
+ * Machine descriptions (topologies/<name>.json): parse, validate, and the
+ * CPU numbering and distance helpers.
+ *
+ * The file (every number may be plain or {"value": N, "source": "..."}):
+ *   { "name", "description", "sockets", "cores_per_socket", "threads_per_core",
+ *     "clock_ghz", "hw_asids", "smt_invalidation": "core" | "thread",
+ *     "cpuid": {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift"},
+ *     "tlbs": [{"name", "level", "entries", "ways", "page_sizes": ["4K", ...],
+ *               "per_core", "hit_cycles"}, ...],
+ *     "costs": {"page_walk", "invlpg", "flush_all", "ipi_send",
+ *               "ipi_latency": {"smt", "socket", "remote"}, "irq_entry", "irq_exit",
+ *               "line_transfer": {"self", "smt", "socket", "remote"},
+ *               "context_switch", "syscall", "page_fault", "vma_op", "pte_op"} }
+ *
+ * Notes:
+ * - Every key is required: a machine is described completely or refused, so
+ *   no experiment runs on a silent default.  "remote" latencies are required
+ *   on one socket too (they are then unused).  The only optional key is
+ *   "comment" (a string or an array of strings, ignored), allowed in every
+ *   object of the file except a {"value", "source"} number.
+ * - Each object's keys are checked before its fields are read, so a typo is
+ *   reported as a typo with a suggestion, not as a missing key.
+ * - Parse -> validate -> return: range checks happen as each field is read,
+ *   cross-field checks (total CPUs, unique names, a level-1 4K structure)
+ *   after; whoever builds a machine from the result never sees invalid input.
+ * - per_core with threads_per_core == 1 is accepted: the structure is then
+ *   simply per CPU.
+ * Invariant: a returned topology satisfies every check below; the numbering
+ * helpers assert their CPU arguments are < topology_nr_cpus().
+ */
+#include <stddef.h>
+#include <string.h>
+#include "tlbsim/config.h"
+#include "tlbsim/error.h"
+#include "tlbsim/topology.h"
+
+/*
+ * Sanity bounds: larger values are typos, not machines.  4096 CPUs is the
+ * NR_CPUS of common x86-64 distribution kernels, and keeps the 16-bit TLB
+ * entry owner (struct tlb_entry) far from overflow.
+ */
+#define MAX_SOCKETS 64
+#define MAX_CORES_PER_SOCKET 1024
+#define MAX_THREADS_PER_CORE 8
+#define MAX_CPUS 4096
+#define CLOCK_GHZ_MIN 0.1
+#define CLOCK_GHZ_MAX 10.0
+/* 16-bit ASIDs (arm64's largest); x86 PCIDs are 12 bits (4096). */
+#define MAX_HW_ASIDS 65536
+/* Matches MACHINE_MAX_TLBS; no real core has more than a handful per CPU. */
+#define MAX_TLBS 16
+#define MAX_TLB_ENTRIES 65536
+/* One second at 1 GHz: any single cost above it is a unit mistake. */
+#define MAX_COST_CYCLES 1000000000u
+/* tlb_flushall_shift: -1 disables range flushes; 3.x kernels used up to 6. */
+#define FLUSHALL_SHIFT_MIN (-1)
+#define FLUSHALL_SHIFT_MAX 16
+
+static const char *const top_keys[] = {
+    "name",
+    "description",
+    "sockets",
+    "cores_per_socket",
+    "threads_per_core",
+    "clock_ghz",
+    "hw_asids",
+    "smt_invalidation",
+    "cpuid",
+    "tlbs",
+    "costs",
+    "comment",
+    NULL,
+};
+static const char *const cpuid_keys[] = {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift",
+					 "comment", NULL};
+static const char *const tlb_keys[] = {"name",     "level",      "entries", "ways", "page_sizes",
+				       "per_core", "hit_cycles", "comment", NULL};
+static const char *const smt_names[] = {
+    [SMT_INVALIDATE_CORE] = "core",
+    [SMT_INVALIDATE_THREAD] = "thread",
+    NULL,
+};
+
+/* Keys of "ipi_latency" and "line_transfer", indexed by distance. */
+static const char *const distance_keys[NR_DISTANCES] = {
+    [DIST_SELF] = "self",
+    [DIST_SMT] = "smt",
+    [DIST_SOCKET] = "socket",
+    [DIST_REMOTE] = "remote",
+};
+
+/* The scalar members of "costs": a cost is added here and nowhere else. */
+static const struct cost_field {
+	const char *key;
+	size_t offset;
+} scalar_costs[] = {
+    {"page_walk", offsetof(struct topology_costs, page_walk)},
+    {"invlpg", offsetof(struct topology_costs, invlpg)},
+    {"flush_all", offsetof(struct topology_costs, flush_all)},
+    {"ipi_send", offsetof(struct topology_costs, ipi_send)},
+    {"irq_entry", offsetof(struct topology_costs, irq_entry)},
+    {"irq_exit", offsetof(struct topology_costs, irq_exit)},
+    {"context_switch", offsetof(struct topology_costs, context_switch)},
+    {"syscall", offsetof(struct topology_costs, syscall)},
+    {"page_fault", offsetof(struct topology_costs, page_fault)},
+    {"vma_op", offsetof(struct topology_costs, vma_op)},
+    {"pte_op", offsetof(struct topology_costs, pte_op)},
+};
+
+/* Per-distance members of "costs"; ipi_latency has no "self" (unused, 0). */
+static const struct distance_field {
+	const char *key;
+	size_t offset;
+	enum topology_distance first;
+} distance_costs[] = {
+    {"ipi_latency", offsetof(struct topology_costs, ipi_latency), DIST_SMT},
+    {"line_transfer", offsetof(struct topology_costs, line_transfer), DIST_SELF},
+};
+
+/* ----------------------------------------------------------------------------
+ * Small readers
+ * ------------------------------------------------------------------------- */
+
+static bool get_unsigned(const struct config_node *node, const char *key, unsigned min,
+			 unsigned max, unsigned *out, GError **error)
+{
+	uint64_t v;
+	if (!config_get_u64(node, key, true, min, max, &v, error))
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+/* A required member that must be an object with only @allowed keys. */
+static bool get_section(const struct config_node *node, const char *key, const char *const *allowed,
+			struct config_node *section, GError **error)
+{
+	*section = config_child(node, key);
+	if (section->json == NULL) {
+		config_set_error(error, node, "missing required key \"%s\"", key);
+		return false;
+	}
+	return config_check_keys(section, allowed, error);
+}
+
+/* "comment" is optional free text: a string or an array of strings. */
+static bool check_comment(const struct config_node *node, GError **error)
+{
+	struct config_node comment = config_child(node, "comment");
+	const cJSON *item;
+
+	if (comment.json == NULL || cJSON_IsString(comment.json))
+		return true;
+	if (cJSON_IsArray(comment.json)) {
+		cJSON_ArrayForEach(item, comment.json)
+		{
+			if (!cJSON_IsString(item))
+				goto out_bad;
+		}
+		return true;
+	}
+out_bad:
+	config_set_error(error, &comment, "expected a string or an array of strings");
+	return false;
+}
+
+static bool get_nonempty_string(const struct config_node *node, const char *key, char **out,
+				GError **error)
+{
+	if (!config_get_string(node, key, true, out, error))
+		return false;
+	if (**out == '\0') {
+		struct config_node member = config_child(node, key);
+		config_set_error(error, &member, "must not be empty");
+		return false;
+	}
+	return true;
+}
+
+/* ----------------------------------------------------------------------------
+ * Sections
+ * ------------------------------------------------------------------------- */
+
+static bool parse_shape(const struct config_node *root, struct topology *t, GError **error)
+{
+	int smt = 0;
+
+	if (!get_unsigned(root, "sockets", 1, MAX_SOCKETS, &t->sockets, error) ||
+	    !get_unsigned(root, "cores_per_socket", 1, MAX_CORES_PER_SOCKET, &t->cores_per_socket,
+			  error) ||
+	    !get_unsigned(root, "threads_per_core", 1, MAX_THREADS_PER_CORE, &t->threads_per_core,
+			  error))
+		return false;
+	/* At most 64 * 1024 * 8 = 2^19: no overflow. */
+	unsigned cpus = t->sockets * t->cores_per_socket * t->threads_per_core;
+	if (cpus > MAX_CPUS) {
+		config_set_error(
+		    error, root,
+		    "sockets * cores_per_socket * threads_per_core = %u * %u * %u = %u "
+		    "CPUs, more than the %u supported",
+		    t->sockets, t->cores_per_socket, t->threads_per_core, cpus, MAX_CPUS);
+		return false;
+	}
+	if (!config_get_double(root, "clock_ghz", true, CLOCK_GHZ_MIN, CLOCK_GHZ_MAX, &t->clock_ghz,
+			       error) ||
+	    !get_unsigned(root, "hw_asids", 0, MAX_HW_ASIDS, &t->hw_asids, error) ||
+	    !config_get_enum(root, "smt_invalidation", true, smt_names, &smt, error))
+		return false;
+	t->smt_invalidation = (enum topology_smt_invalidation)smt;
+	return true;
+}
+
+static bool parse_cpuid(const struct config_node *root, struct topology *t, GError **error)
+{
+	struct config_node cpuid;
+	int64_t shift;
+
+	if (!get_section(root, "cpuid", cpuid_keys, &cpuid, error) ||
+	    !check_comment(&cpuid, error) ||
+	    !get_unsigned(&cpuid, "tlb_lld_4k", 0, MAX_TLB_ENTRIES, &t->tlb_lld_4k, error) ||
+	    !get_unsigned(&cpuid, "tlb_lli_4k", 0, MAX_TLB_ENTRIES, &t->tlb_lli_4k, error) ||
+	    !config_get_i64(&cpuid, "tlb_flushall_shift", true, FLUSHALL_SHIFT_MIN,
+			    FLUSHALL_SHIFT_MAX, &shift, error))
+		return false;
+	t->tlb_flushall_shift = (int)shift;
+	return true;
+}
+
+/* "page_sizes": a non-empty array of distinct "4K", "2M", "1G"; *mask gets the bits. */
+static bool parse_page_sizes(const struct config_node *tlb, unsigned *mask, GError **error)
+{
+	const char *names[NR_PAGE_SIZES + 1];
+	struct config_node sizes = config_child(tlb, "page_sizes");
+
+	for (int ps = 0; ps < NR_PAGE_SIZES; ps++)
+		names[ps] = page_size_name((enum page_size)ps);
+	names[NR_PAGE_SIZES] = NULL;
+
+	if (sizes.json == NULL) {
+		config_set_error(error, tlb, "missing required key \"page_sizes\"");
+		return false;
+	}
+	if (!cJSON_IsArray(sizes.json) || cJSON_GetArraySize(sizes.json) == 0) {
+		config_set_error(
+		    error, &sizes,
+		    "expected a non-empty array of page sizes (\"4K\", \"2M\", \"1G\")");
+		return false;
+	}
+	*mask = 0;
+	for (int i = 0; i < cJSON_GetArraySize(sizes.json); i++) {
+		struct config_node size = config_index(&sizes, i);
+		const char *name = cJSON_GetStringValue(size.json);
+		int ps = name != NULL ? page_size_from_name(name) : -1;
+		if (ps < 0) {
+			const char *hint = name != NULL ? config_suggest(name, names) : NULL;
+			char *text = cJSON_PrintUnformatted(size.json);
+			config_set_error(error, &size,
+					 "expected one of \"4K\", \"2M\", \"1G\", got %.40s%s%s%s",
+					 text, hint != NULL ? " (did you mean \"" : "",
+					 hint != NULL ? hint : "", hint != NULL ? "\"?)" : "");
+			cJSON_free(text);
+			return false;
+		}
+		if (*mask & (1u << ps)) {
+			config_set_error(error, &size, "\"%s\" is listed twice", name);
+			return false;
+		}
+		*mask |= 1u << ps;
+	}
+	return true;
+}
+
+static bool parse_tlb(const struct config_node *node, struct topology_tlb *tlb, GError **error)
+{
+	struct config_node ways;
+
+	if (!config_check_keys(node, tlb_keys, error) || !check_comment(node, error) ||
+	    !get_nonempty_string(node, "name", &tlb->name, error) ||
+	    !get_unsigned(node, "level", 1, 2, &tlb->level, error) ||
+	    !get_unsigned(node, "entries", 1, MAX_TLB_ENTRIES, &tlb->geometry.entries, error) ||
+	    !get_unsigned(node, "ways", 1, tlb->geometry.entries, &tlb->geometry.ways, error))
+		return false;
+	if (tlb->geometry.entries % tlb->geometry.ways != 0) {
+		ways = config_child(node, "ways");
+		config_set_error(error, &ways, "%u ways do not divide %u entries into whole sets",
+				 tlb->geometry.ways, tlb->geometry.entries);
+		return false;
+	}
+	return parse_page_sizes(node, &tlb->geometry.page_sizes, error) &&
+	       config_get_bool(node, "per_core", true, &tlb->per_core, error) &&
+	       config_get_u64(node, "hit_cycles", true, 0, MAX_COST_CYCLES, &tlb->hit_cycles,
+			      error);
+}
+
+static bool parse_tlbs(const struct config_node *root, struct topology *t, GError **error)
+{
+	struct config_node tlbs = config_child(root, "tlbs");
+
+	if (tlbs.json == NULL) {
+		config_set_error(error, root, "missing required key \"tlbs\"");
+		return false;
+	}
+	if (!cJSON_IsArray(tlbs.json)) {
+		config_set_error(error, &tlbs, "expected an array of 1 to %d TLB structures",
+				 MAX_TLBS);
+		return false;
+	}
+	int n = cJSON_GetArraySize(tlbs.json);
+	if (n < 1 || n > MAX_TLBS) {
+		config_set_error(error, &tlbs, "expected 1 to %d TLB structures, got %d", MAX_TLBS,
+				 n);
+		return false;
+	}
+	t->tlbs = g_new0(struct topology_tlb, (size_t)n);
+	for (int i = 0; i < n; i++) {
+		struct config_node node = config_index(&tlbs, i);
+		t->nr_tlbs = (unsigned)i + 1; /* so topology_free() frees the names so far */
+		if (!parse_tlb(&node, &t->tlbs[i], error))
+			return false;
+	}
+	return true;
+}
+
+/* Cross-structure checks: unique names, and somewhere for a 4K page to hit first. */
+static bool validate_tlbs(const struct config_node *root, const struct topology *t, GError **error)
+{
+	struct config_node tlbs = config_child(root, "tlbs");
+	bool l1_4k = false;
+
+	for (unsigned i = 0; i < t->nr_tlbs; i++) {
+		for (unsigned j = 0; j < i; j++) {
+			if (strcmp(t->tlbs[i].name, t->tlbs[j].name) != 0)
+				continue;
+			struct config_node tlb = config_index(&tlbs, (int)i);
+			struct config_node name = config_child(&tlb, "name");
+			config_set_error(error, &name, "\"%s\" is already the name of $.tlbs[%u]",
+					 t->tlbs[i].name, j);
+			return false;
+		}
+		if (t->tlbs[i].level == 1 && (t->tlbs[i].geometry.page_sizes & (1u << PS_4K)))
+			l1_4k = true;
+	}
+	if (!l1_4k) {
+		config_set_error(error, &tlbs, "no level-1 structure holds 4K pages");
+		return false;
+	}
+	return true;
+}
+
+static bool get_cost(const struct config_node *node, const char *key, uint64_t *out, GError **error)
+{
+	return config_get_u64(node, key, true, 0, MAX_COST_CYCLES, out, error);
+}
+
+static bool parse_distance_cost(const struct config_node *costs, const struct distance_field *field,
+				uint64_t *out, GError **error)
+{
+	const char *allowed[NR_DISTANCES + 2];
+	struct config_node node;
+	unsigned n = 0;
+
+	for (int d = (int)field->first; d < NR_DISTANCES; d++)
+		allowed[n++] = distance_keys[d];
+	allowed[n++] = "comment";
+	allowed[n] = NULL;
+	if (!get_section(costs, field->key, allowed, &node, error) || !check_comment(&node, error))
+		return false;
+	for (int d = (int)field->first; d < NR_DISTANCES; d++)
+		if (!get_cost(&node, distance_keys[d], &out[d], error))
+			return false;
+	return true;
+}
+
+static bool parse_costs(const struct config_node *root, struct topology_costs *costs,
+			GError **error)
+{
+	enum { NR_SCALAR = G_N_ELEMENTS(scalar_costs), NR_DIST = G_N_ELEMENTS(distance_costs) };
+	const char *allowed[NR_SCALAR + NR_DIST + 2];
+	struct config_node node;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < NR_SCALAR; i++)
+		allowed[n++] = scalar_costs[i].key;
+	for (unsigned i = 0; i < NR_DIST; i++)
+		allowed[n++] = distance_costs[i].key;
+	allowed[n++] = "comment";
+	allowed[n] = NULL;
+
+	if (!get_section(root, "costs", allowed, &node, error) || !check_comment(&node, error))
+		return false;
+	for (unsigned i = 0; i < NR_SCALAR; i++) {
+		uint64_t *out = (uint64_t *)(void *)((char *)costs + scalar_costs[i].offset);
+		if (!get_cost(&node, scalar_costs[i].key, out, error))
+			return false;
+	}
+	for (unsigned i = 0; i < NR_DIST; i++) {
+		uint64_t *out = (uint64_t *)(void *)((char *)costs + distance_costs[i].offset);
+		if (!parse_distance_cost(&node, &distance_costs[i], out, error))
+			return false;
+	}
+	return true;
+}
+
+/* ----------------------------------------------------------------------------
+ * Public
+ * ------------------------------------------------------------------------- */
+
+struct topology *topology_from_json(const cJSON *json, const char *file, GError **error)
+{
+	struct config_node root = config_root(json, file);
+	struct topology *t = g_new0(struct topology, 1);
+
+	if (!config_check_keys(&root, top_keys, error) || !check_comment(&root, error) ||
+	    !get_nonempty_string(&root, "name", &t->name, error) ||
+	    !config_get_string(&root, "description", true, &t->description, error) ||
+	    !parse_shape(&root, t, error) || !parse_cpuid(&root, t, error) ||
+	    !parse_tlbs(&root, t, error) || !validate_tlbs(&root, t, error) ||
+	    !parse_costs(&root, &t->costs, error))
+		goto out_free_topology;
+	return t;
+
+out_free_topology:
+	topology_free(t);
+	return NULL;
+}
+
+void topology_free(struct topology *topology)
+{
+	if (topology == NULL)
+		return;
+	for (unsigned i = 0; i < topology->nr_tlbs; i++)
+		g_free(topology->tlbs[i].name);
+	g_free(topology->tlbs);
+	g_free(topology->description);
+	g_free(topology->name);
+	g_free(topology);
+}
+
+unsigned topology_nr_cpus(const struct topology *topology)
+{
+	return topology->sockets * topology->cores_per_socket * topology->threads_per_core;
+}
+
+/* Logical CPUs per thread index: all first threads come first (see topology.h). */
+static unsigned cores_total(const struct topology *topology)
+{
+	return topology->sockets * topology->cores_per_socket;
+}
+
+unsigned topology_cpu_socket(const struct topology *topology, unsigned cpu)
+{
+	g_assert(cpu < topology_nr_cpus(topology));
+	return (cpu % cores_total(topology)) / topology->cores_per_socket;
+}
+
+unsigned topology_cpu_core(const struct topology *topology, unsigned cpu)
+{
+	g_assert(cpu < topology_nr_cpus(topology));
+	return cpu % topology->cores_per_socket;
+}
+
+unsigned topology_cpu_thread(const struct topology *topology, unsigned cpu)
+{
+	g_assert(cpu < topology_nr_cpus(topology));
+	return cpu / cores_total(topology);
+}
+
+unsigned topology_cpu_core_id(const struct topology *topology, unsigned cpu)
+{
+	g_assert(cpu < topology_nr_cpus(topology));
+	return cpu % cores_total(topology);
+}
+
+enum topology_distance topology_distance(const struct topology *topology, unsigned a, unsigned b)
+{
+	if (a == b) {
+		g_assert(a < topology_nr_cpus(topology));
+		return DIST_SELF;
+	}
+	if (topology_cpu_core_id(topology, a) == topology_cpu_core_id(topology, b))
+		return DIST_SMT;
+	if (topology_cpu_socket(topology, a) == topology_cpu_socket(topology, b))
+		return DIST_SOCKET;
+	return DIST_REMOTE;
+}
+
+/* Rounded to nearest; saturates at UINT64_MAX instead of overflowing. */
+uint64_t topology_ns_to_cycles(const struct topology *topology, uint64_t ns)
+{
+	/* 2^64 as a double; any product at or above it does not fit. */
+	const double limit = 18446744073709551616.0;
+	double cycles = (double)ns * topology->clock_ghz + 0.5;
+
+	if (cycles >= limit)
+		return UINT64_MAX;
+	return (uint64_t)cycles;
+}
+
+double topology_cycles_to_ns(const struct topology *topology, uint64_t cycles)
+{
+	return (double)cycles / topology->clock_ghz;
+}

@@ -1,0 +1,258 @@
+/*
+ * munmap, mprotect, madvise(DONTNEED) and page faults over whole VMAs.
+ *
+ * Models: the per-PTE walk of zap_pte_range()/change_pte_range() (pte_op
+ * cycles each), the mmu_gather range (4.0+: only present PTEs and freed
+ * page-table pages widen it; 3.x: the whole unmapped range, policy knob
+ * munmap_flush_range), free_pgtables() freeing PTE pages whose 2 MiB span has
+ * no VMA left, one flush_tlb_mm_range() at tlb_finish_mmu(), and the commit of
+ * the changed PTEs when the call returns.
+ * Simplifies: page-table changes are applied at the call's start time, the
+ * flush at its computed time; freeing pages costs nothing beyond vma_op.
+ * Invariant: every PTE this call changed is committed exactly when it returns.
+ */
+#include <glib.h>
+#include "tlbsim/sched.h"
+#include "tlbsim/tlbflush.h"
+#include "tlbsim/vm.h"
+
+#define PAGE_4K (UINT64_C(1) << 12)
+#define PMD_SIZE (UINT64_C(1) << 21)
+
+struct mmu_gather {
+	uint64_t start;
+	uint64_t end;
+	bool freed_tables;
+};
+
+static void tlb_gather_mmu(struct mmu_gather *tlb)
+{
+	tlb->start = UINT64_MAX;
+	tlb->end = 0;
+	tlb->freed_tables = false;
+}
+
+/* __tlb_adjust_range() */
+static void tlb_adjust_range(struct mmu_gather *tlb, uint64_t start, uint64_t end)
+{
+	if (start < tlb->start)
+		tlb->start = start;
+	if (end > tlb->end)
+		tlb->end = end;
+}
+
+enum vm_kind { VM_MUNMAP, VM_MPROTECT, VM_DONTNEED, VM_FAULT };
+
+/* One call in flight, from entry to return. */
+struct vm_call {
+	struct kernel *k;
+	struct cpu *cpu;
+	struct mm *mm;
+	struct vma *vma;
+	enum vm_kind kind;
+	bool writable;           /* mprotect target */
+	uint64_t addr;           /* fault address */
+	uint64_t unmapped_pages; /* lowered from total_vm after the flush */
+	struct kcont done;
+};
+
+/* The call returns to user space: its PTE changes become globally visible. */
+static void vm_return_event(void *target, uint64_t time)
+{
+	struct vm_call *call = target;
+	struct kernel *k = call->k;
+	struct kcont done = call->done;
+	uint64_t n = vma_pages(call->vma);
+	for (uint64_t i = 0; i < n; i++)
+		mm_commit_pte(&call->vma->ptes[i]);
+	call->mm->total_vm -= call->unmapped_pages;
+	kernel_release(k, call);
+	kcont_call(k, done, time);
+}
+
+/*
+ * The flush is done at @time, which may lie ahead of the engine's clock (the
+ * last acknowledgement is seen later than it is sent): commit at @time exactly,
+ * so that no access before the return is judged against the new PTEs.
+ */
+static void vm_flushed(struct kernel *k, void *ctx, uint64_t time)
+{
+	engine_schedule(k->engine, time, LANE_GLOBAL, vm_return_event, ctx, time);
+}
+
+/* Zap every PTE of @vma into @tlb; returns the cycles spent walking. */
+static uint64_t zap_vma_ptes(struct kernel *k, struct mm *mm, struct vma *vma,
+			     struct mmu_gather *tlb)
+{
+	uint64_t size = page_size_bytes(vma->page_size);
+	uint64_t n = vma_pages(vma);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t addr = vma->start + i * size;
+		if (mm_zap_pte(mm, vma, addr))
+			tlb_adjust_range(tlb, addr, addr + size);
+	}
+	return n * k->machine->topology->costs.pte_op;
+}
+
+/* The range flush_tlb_mm_range() gets: what mmu_gather saw, or (3.x) all of it. */
+static void vm_gathered_range(const struct kernel *k, const struct vma *vma,
+			      const struct mmu_gather *tlb, uint64_t *start, uint64_t *end)
+{
+	*start = tlb->start;
+	*end = tlb->end;
+	if (k->policy->munmap_flush_range == MUNMAP_FLUSH_VMA) {
+		*start = vma->start;
+		*end = vma->end;
+	}
+}
+
+static uint64_t vm_munmap_apply(struct vm_call *call, struct mmu_gather *tlb)
+{
+	uint64_t cycles = zap_vma_ptes(call->k, call->mm, call->vma, tlb);
+	uint64_t freed_start = 0, freed_end = 0;
+	if (mm_unmap_vma(call->mm, call->vma, &freed_start, &freed_end) > 0) {
+		/* pte_free_tlb(): each freed table widens the range by a page at
+		 * the address it mapped. */
+		tlb_adjust_range(tlb, freed_start, freed_start + PAGE_4K);
+		tlb_adjust_range(tlb, freed_end - PMD_SIZE, freed_end - PMD_SIZE + PAGE_4K);
+		tlb->freed_tables = true;
+	}
+	call->unmapped_pages = (call->vma->end - call->vma->start) / PAGE_4K;
+	return cycles;
+}
+
+/* change_protection(): every present PTE is rewritten; only a downgrade needs
+ * old translations gone.  The whole range is flushed if any PTE changed. */
+static uint64_t vm_mprotect_apply(struct vm_call *call, struct mmu_gather *tlb)
+{
+	struct vma *vma = call->vma;
+	uint64_t size = page_size_bytes(vma->page_size);
+	uint64_t n = vma_pages(vma);
+	bool changed = false;
+	vma->writable = call->writable;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t addr = vma->start + i * size;
+		struct pte *pte = vma_pte(vma, addr);
+		if (!pte->present)
+			continue;
+		changed = true;
+		if (call->writable)
+			pte->writable = true;
+		else
+			mm_wrprotect_pte(call->mm, vma, addr);
+	}
+	if (changed)
+		tlb_adjust_range(tlb, vma->start, vma->end);
+	return n * call->k->machine->topology->costs.pte_op;
+}
+
+/*
+ * The call's page-table work, at a global event: from here on every CPU's page
+ * walks see the new PTEs.  Then the flush, then the return.
+ */
+static void vm_apply_event(void *target, uint64_t unused)
+{
+	(void)unused;
+	struct vm_call *call = target;
+	struct kernel *k = call->k;
+	uint64_t t = engine_now(k->engine);
+	struct mmu_gather tlb;
+	tlb_gather_mmu(&tlb);
+	if (call->kind != VM_FAULT)
+		sched_revoke_quiet(k); /* the PTEs quiet accessors rely on may change */
+	switch (call->kind) {
+	case VM_MUNMAP:
+		t += vm_munmap_apply(call, &tlb);
+		break;
+	case VM_MPROTECT:
+		t += vm_mprotect_apply(call, &tlb);
+		break;
+	case VM_DONTNEED:
+		t += zap_vma_ptes(k, call->mm, call->vma, &tlb);
+		break;
+	case VM_FAULT: {
+		/* A fresh PTE needs no flush, and mm_populate() commits it. */
+		struct kcont done = call->done;
+		mm_populate(call->mm, call->vma, call->addr, call->vma->writable);
+		machine_fill(k->machine, call->cpu, call->cpu->loaded_asid, call->vma, call->addr);
+		kernel_release(k, call);
+		kcont_call(k, done, t);
+		return;
+	}
+	}
+	uint64_t start, end;
+	vm_gathered_range(k, call->vma, &tlb, &start, &end);
+	if (call->kind == VM_MPROTECT) {
+		start = tlb.start;
+		end = tlb.end;
+	}
+	struct kcont flushed = {.fn = vm_flushed, .ctx = call};
+	if (start >= end)
+		vm_flushed(k, call, t);
+	else
+		flush_tlb_mm_range(k, call->cpu, call->mm, call->vma, start, end,
+				   tlb.freed_tables, t, flushed);
+}
+
+/*
+ * Enter the kernel at @now; the page-table work starts @entry cycles later, but
+ * never sooner than the machine's lookahead: a store by one core reaches the
+ * others no faster than a cache-line transfer (machine.h, "Lookahead").
+ */
+static void vm_call_start(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
+			  enum vm_kind kind, uint64_t now, uint64_t entry, struct kcont done,
+			  struct vm_call **out)
+{
+	struct vm_call *call = kernel_alloc(k, sizeof(*call));
+	*call = (struct vm_call){
+		.k = k, .cpu = cpu, .mm = mm, .vma = vma, .kind = kind, .done = done,
+	};
+	uint64_t lookahead = k->machine->lookahead;
+	engine_schedule(k->engine, now + (entry > lookahead ? entry : lookahead), LANE_GLOBAL,
+			vm_apply_event, call, 0);
+	if (out)
+		*out = call;
+}
+
+static uint64_t syscall_entry(const struct kernel *k)
+{
+	const struct topology_costs *costs = &k->machine->topology->costs;
+	return costs->syscall + costs->vma_op;
+}
+
+void do_munmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma, uint64_t now,
+	       struct kcont done)
+{
+	g_assert(vma->mapped);
+	cpu->counters.syscalls++;
+	vm_call_start(k, cpu, mm, vma, VM_MUNMAP, now, syscall_entry(k), done, NULL);
+}
+
+void do_mprotect(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
+		 bool writable, uint64_t now, struct kcont done)
+{
+	g_assert(vma->mapped);
+	cpu->counters.syscalls++;
+	struct vm_call *call;
+	vm_call_start(k, cpu, mm, vma, VM_MPROTECT, now, syscall_entry(k), done, &call);
+	call->writable = writable;
+}
+
+void madvise_dontneed(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
+		      uint64_t now, struct kcont done)
+{
+	g_assert(vma->mapped);
+	cpu->counters.syscalls++;
+	vm_call_start(k, cpu, mm, vma, VM_DONTNEED, now, syscall_entry(k), done, NULL);
+}
+
+void handle_mm_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
+		     uint64_t addr, uint64_t now, struct kcont done)
+{
+	g_assert(vma->mapped && vma->writable);
+	cpu->counters.page_faults++;
+	struct vm_call *call;
+	vm_call_start(k, cpu, mm, vma, VM_FAULT, now, k->machine->topology->costs.page_fault, done,
+		      &call);
+	call->addr = addr;
+}
