@@ -352,11 +352,6 @@ static enum access_result access_one(struct kernel *k, struct itask *ts, struct 
 	}
 	uint64_t addr = a->addrs[a->pos];
 	struct vma *vma = region_vma(ip, op->region, addr);
-	if (!vma->mapped) {
-		interp_fail(ip, ts, op, "access to an unmapped chunk (%s chunk %u)",
-			    ip->w->regions[op->region].name, vma->chunk);
-		return ACCESS_FAILED;
-	}
 	uint64_t cycles = 0;
 	if (a->fault_done) {
 		/* The kernel has mapped the page and filled the TLB. */
@@ -365,9 +360,16 @@ static enum access_result access_one(struct kernel *k, struct itask *ts, struct 
 		return ACCESS_FAULT;
 	} else if (machine_translate(k->machine, cpu, cpu->loaded_asid, vma, addr, a->write, *t,
 				     &cycles) == TRANSLATE_FAULT) {
+		/* A hit, even on a stale entry of an unmapped page, succeeds as
+		 * the hardware lets it; only a walk finds the mapping gone. */
 		*t += cycles;
+		if (!vma->mapped) {
+			interp_fail(ip, ts, op, "access to unmapped memory (%s chunk %u): SIGSEGV",
+				    ip->w->regions[op->region].name, vma->chunk);
+			return ACCESS_FAILED;
+		}
 		if (a->write && !vma->writable) {
-			interp_fail(ip, ts, op, "write to read-only memory (SIGSEGV)");
+			interp_fail(ip, ts, op, "write to read-only memory: SIGSEGV");
 			return ACCESS_FAILED;
 		}
 		a->fault_seen = true;

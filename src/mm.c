@@ -92,8 +92,6 @@ void mm_populate(struct mm *mm, struct vma *vma, uint64_t addr, bool writable)
 	pte->present = true;
 	pte->writable = writable && vma->writable;
 	pte->gen = mm_next_gen(mm);
-	/* A fresh mapping has no older translation to protect against. */
-	pte->committed = pte->gen;
 }
 
 bool mm_zap_pte(struct mm *mm, struct vma *vma, uint64_t addr)
@@ -104,6 +102,7 @@ bool mm_zap_pte(struct mm *mm, struct vma *vma, uint64_t addr)
 	pte->present = false;
 	pte->writable = false;
 	pte->gen = mm_next_gen(mm);
+	pte->pending = pte->gen;
 	vma->epoch++;
 	mm->epoch++;
 	return true;
@@ -116,6 +115,7 @@ bool mm_wrprotect_pte(struct mm *mm, struct vma *vma, uint64_t addr)
 		return false;
 	pte->writable = false;
 	pte->gen = mm_next_gen(mm);
+	pte->pending = pte->gen;
 	vma->epoch++;
 	mm->epoch++;
 	return true;

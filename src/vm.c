@@ -171,9 +171,13 @@ static void vm_apply_event(void *target, uint64_t unused)
 		t += zap_vma_ptes(k, call->mm, call->vma, &tlb);
 		break;
 	case VM_FAULT: {
-		/* A fresh PTE needs no flush, and mm_populate() commits it. */
+		/* A fresh PTE needs no flush and invalidates nothing. */
 		struct kcont done = call->done;
-		mm_populate(call->mm, call->vma, call->addr, call->vma->writable);
+		/* Another CPU's fault may have mapped it first: nothing to do
+		 * then but fill (a spurious fault). */
+		const struct pte *pte = vma_pte(call->vma, call->addr);
+		if (!pte->present)
+			mm_populate(call->mm, call->vma, call->addr, call->vma->writable);
 		machine_fill(k->machine, call->cpu, call->cpu->loaded_asid, call->vma, call->addr);
 		kernel_release(k, call);
 		kcont_call(k, done, t);
@@ -249,7 +253,7 @@ void madvise_dontneed(struct kernel *k, struct cpu *cpu, struct mm *mm, struct v
 void handle_mm_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
 		     uint64_t addr, uint64_t now, struct kcont done)
 {
-	g_assert(vma->mapped && vma->writable);
+	g_assert(vma->mapped);
 	cpu->counters.page_faults++;
 	struct vm_call *call;
 	vm_call_start(k, cpu, mm, vma, VM_FAULT, now, k->machine->topology->costs.page_fault, done,

@@ -5,11 +5,14 @@
  * mm_cpumask and the flush generation.  Plain state with small helpers; the
  * kernel mechanisms that change it (munmap, flushes, switch_mm) live above.
  *
- * Every PTE carries two generations.  @gen is bumped by every change (unmap,
- * protection downgrade, reclaim); @committed is the generation of the latest
- * change whose operation has returned to user space (munmap returned, the
- * reclaim flush finished).  A TLB entry filled from generation g is stale once
- * g < committed: using it is a correctness bug of the flush policy.
+ * Every PTE carries generations.  @gen is bumped by every change (populate,
+ * unmap, protection downgrade, reclaim); @pending is the generation of the
+ * latest change that made older translations wrong (a zap or a downgrade, not
+ * a populate); @committed is the @pending of the latest such change whose
+ * operation has returned to user space (munmap returned, the reclaim flush
+ * finished).  A TLB entry filled from generation g is stale once
+ * g < committed: using it is a correctness bug of the flush policy.  Entries
+ * filled after the change (a racing fault) have g > pending and stay valid.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +21,7 @@
 
 struct pte {
 	uint32_t gen;
+	uint32_t pending;
 	uint32_t committed;
 	bool present;
 	bool writable;
@@ -87,7 +91,8 @@ bool mm_wrprotect_pte(struct mm *mm, struct vma *vma, uint64_t addr);
 /* The change to this PTE is now globally visible: stale entries become bugs. */
 static inline void mm_commit_pte(struct pte *pte)
 {
-	pte->committed = pte->gen;
+	if (pte->pending > pte->committed)
+		pte->committed = pte->pending;
 }
 
 /*
