@@ -191,7 +191,7 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	for (unsigned p = 0; p < nr; p++) {
 		unsigned index = machine->probe[ps][p];
 		const struct tlb_entry *e =
-			tlb_lookup(cpu->tlbs[index], vaddr, asid, cpu->owner_filter);
+			tlb_lookup_size(cpu->tlbs[index], vaddr, ps, asid, cpu->owner_filter);
 		if (!e)
 			continue;
 		uint32_t gen = e->gen;

@@ -189,11 +189,12 @@ static int run(const struct options *o)
 	GString *row = g_string_new(NULL);
 	report_csv_header(header);
 	report_csv_row(row, &meta, result);
-	bool ok = true;
+	bool ok = true, per_cpu_written = false;
 	if (o->per_cpu) {
 		GString *per_cpu = g_string_new(NULL);
 		report_per_cpu_csv(per_cpu, &meta, result);
-		ok = write_atomically(o->per_cpu, per_cpu->str, per_cpu->len, &error);
+		ok = per_cpu_written =
+			write_atomically(o->per_cpu, per_cpu->str, per_cpu->len, &error);
 		g_string_free(per_cpu, TRUE);
 	}
 	if (ok && o->output && o->append) {
@@ -211,6 +212,9 @@ static int run(const struct options *o)
 		g_printerr("tlbsim: %s\n", error ? error->message : "cannot write the output");
 		g_clear_error(&error);
 		code = EXIT_INPUT;
+		/* All or nothing: no per-CPU file without its run's row. */
+		if (per_cpu_written)
+			unlink(o->per_cpu);
 	} else {
 		if (!o->quiet) {
 			char *summary = report_summary(&meta, result);
@@ -296,6 +300,10 @@ int main(int argc, char **argv)
 		code = EXIT_INPUT;
 	} else if (!o.topology || !o.workload) {
 		g_printerr("tlbsim: --topology and --workload are required (see --help)\n");
+		code = EXIT_INPUT;
+	} else if (o.append && !o.output) {
+		/* Not silently to stdout: a sweep script would lose its rows. */
+		g_printerr("tlbsim: --append needs --output FILE\n");
 		code = EXIT_INPUT;
 	} else if (o.seed < 0 || o.max_events < 0 || o.max_sim_ns < 0) {
 		g_printerr("tlbsim: --seed, --max-events and --max-sim-ns take non-negative numbers\n");

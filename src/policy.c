@@ -53,7 +53,8 @@ static bool policy_read_shift(const struct config_node *node, struct policy *pol
 	if (!item || (cJSON_IsString(item) && strcmp(item->valuestring, "cpu") == 0))
 		return true;
 	int64_t shift = 0;
-	if (!cJSON_IsNumber(item)) {
+	/* An object is a number with its source (config.h); config_get_i64 reads it. */
+	if (!cJSON_IsNumber(item) && !cJSON_IsObject(item)) {
 		struct config_node child = config_child(node, "tlb_flushall_shift");
 		config_set_error(error, &child, "expected \"cpu\" or an integer in [-1, 16]");
 		return false;

@@ -295,12 +295,17 @@ void report_per_cpu_csv(GString *out, const struct report_meta *meta,
 static const char *default_summary =
 	"{op} x{op_count}: {op_ns_mean} ns mean; {accesses} accesses by {threads} threads, "
 	"{access_cost_ns} ns/access";
+/* A workload without syscalls has no op to report: no " x0: 0 ns mean" part. */
+static const char *default_summary_no_op =
+	"{accesses} accesses by {threads} threads, {access_cost_ns} ns/access";
 
 char *report_summary(const struct report_meta *meta, const struct sim_result *r)
 {
 	struct figures f;
 	compute_figures(meta, r, &f);
-	const char *tmpl = meta->w->summary ? meta->w->summary : default_summary;
+	const char *tmpl = meta->w->summary;
+	if (!tmpl)
+		tmpl = meta->w->report_op < NR_OP_KINDS ? default_summary : default_summary_no_op;
 	GString *out = g_string_new(NULL);
 	/* The harness's own integer formulas (truncating), for side-by-side diffs. */
 	uint64_t phase_ns = f.phase_ps / 1000;

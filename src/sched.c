@@ -57,6 +57,7 @@ struct sched {
 	struct rq *rqs;
 	GPtrArray *tasks; /* borrowed, by id order of addition */
 	unsigned nr_alive;
+	uint64_t last_exit; /* when the last task so far exited */
 	uint64_t latency;
 	uint64_t min_granularity;
 	uint64_t wakeup_granularity;
@@ -129,6 +130,11 @@ struct task *sched_current(const struct kernel *k, const struct cpu *cpu)
 unsigned sched_nr_alive(const struct kernel *k)
 {
 	return k->sched->nr_alive;
+}
+
+uint64_t sched_last_exit(const struct kernel *k)
+{
+	return k->sched->last_exit;
 }
 
 /* Least loaded CPU, then least loaded core (spread over idle cores), then lowest id. */
@@ -335,6 +341,7 @@ static void sched_do_exit(struct rq *rq, uint64_t now)
 	struct task *task = rq->curr;
 	task->state = TASK_DEAD;
 	rq->sched->nr_alive--;
+	rq->sched->last_exit = now;
 	rq->nr_assigned--;
 	sched_switch(rq, now, false);
 }

@@ -43,7 +43,8 @@ static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *i
 		counters_add(&r->total, &r->per_cpu[c]);
 		r->tlb_occupancy[c] = machine_tlb_occupancy(m, &m->cpus[c]);
 	}
-	r->sim_cycles = engine_now(k->engine);
+	/* The run ends when its last task does; stale timers may fire later. */
+	r->sim_cycles = sched_last_exit(k);
 	r->events = engine_events_dispatched(k->engine);
 	r->nr_phases = ir->nr_phases;
 	r->phase_cycles = r->sim_cycles;

@@ -132,6 +132,21 @@ static inline struct tlb_entry *probe(struct tlb_entry *set, unsigned ways, uint
 	return NULL;
 }
 
+const struct tlb_entry *tlb_lookup_size(struct tlb *tlb, uint64_t vaddr, enum page_size ps,
+				       uint16_t asid, int owner)
+{
+	tlb->stats.lookups++;
+	uint64_t vpn = vaddr >> page_size_shift(ps);
+	struct tlb_entry *e = probe(set_of(tlb, vpn), tlb->ways, vpn, (uint8_t)ps, asid, owner);
+	if (e) {
+		e->lru = ++tlb->stamp;
+		tlb->stats.hits++;
+		return e;
+	}
+	tlb->stats.misses++;
+	return NULL;
+}
+
 const struct tlb_entry *tlb_lookup(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner)
 {
 	tlb->stats.lookups++;

@@ -68,6 +68,7 @@ const char *workload_op_name(enum op_kind kind)
 struct scope {
 	const struct workload *w;
 	bool runtime;           /* $thread, $task and loop variables exist */
+	unsigned mm;            /* at run time: the task's process */
 	unsigned nr_vars;
 	const char *vars[WORKLOAD_MAX_DEPTH];
 };
@@ -137,7 +138,8 @@ static bool read_expr(const struct config_node *node, const char *key, bool requ
 	}
 	if (cJSON_IsNumber(item)) {
 		double v = item->valuedouble;
-		if (v != (double)(int64_t)v || v < -9.2e18 || v > 9.2e18) {
+		/* Range first: converting an out-of-range double is undefined. */
+		if (!(v >= -9.2e18 && v <= 9.2e18) || v != (double)(int64_t)v) {
 			config_set_error(error, &child, "expected an integer, got %g", v);
 			return false;
 		}
@@ -463,14 +465,24 @@ static bool parse_flag(const struct config_node *node, const char *key, struct w
 	return true;
 }
 
+/* A region of the task's own process: a task cannot touch another address space. */
 static bool parse_region_ref(const struct config_node *node, const struct workload *w,
-			     unsigned *region, GError **error)
+			     const struct scope *scope, unsigned *region, GError **error)
 {
 	char **names = g_new0(char *, w->nr_regions + 1);
 	for (unsigned i = 0; i < w->nr_regions; i++)
 		names[i] = w->regions[i].name;
 	bool ok = find_name(node, "region", names, w->nr_regions, "region", region, error);
 	g_free(names);
+	if (ok && w->regions[*region].mm != scope->mm) {
+		struct config_node child = config_child(node, "region");
+		config_set_error(error, &child,
+				 "region \"%s\" belongs to process \"%s\", but this task runs in "
+				 "process \"%s\"",
+				 w->regions[*region].name, w->mm_names[w->regions[*region].mm],
+				 w->mm_names[scope->mm]);
+		ok = false;
+	}
 	return ok;
 }
 
@@ -478,7 +490,7 @@ static bool parse_region_ref(const struct config_node *node, const struct worklo
 static bool parse_chunk_op(const struct config_node *node, struct workload *w,
 			   const struct scope *scope, struct op *op, GError **error)
 {
-	if (!parse_region_ref(node, w, &op->region, error) ||
+	if (!parse_region_ref(node, w, scope, &op->region, error) ||
 	    !read_expr(node, "chunk", w->regions[op->region].chunks > 1, scope, &op->chunk, error))
 		return false;
 	if (!op->chunk)
@@ -504,7 +516,7 @@ static bool parse_access(const struct config_node *node, struct workload *w,
 {
 	static const char *const patterns[] = {"random", "sequential", NULL};
 	int pattern = 0;
-	if (!parse_region_ref(node, w, &op->region, error) ||
+	if (!parse_region_ref(node, w, scope, &op->region, error) ||
 	    !read_expr(node, "chunk", false, scope, &op->chunk, error) ||
 	    !config_get_enum(node, "pattern", false, patterns, &pattern, error) ||
 	    !read_expr(node, "pages", true, scope, &op->pages, error) ||
@@ -562,6 +574,14 @@ static bool parse_sleep(const struct config_node *node, const struct scope *scop
 static bool parse_loop(const struct config_node *node, struct workload *w, struct scope *scope,
 		       unsigned depth, struct op *op, GError **error)
 {
+	/*
+	 * This loop is number depth + 1 counted from the outside; checked before
+	 * its variable is pushed, since scope->vars holds WORKLOAD_MAX_DEPTH.
+	 */
+	if (depth >= WORKLOAD_MAX_DEPTH) {
+		config_set_error(error, node, "loops nested deeper than %d", WORKLOAD_MAX_DEPTH);
+		return false;
+	}
 	if (!read_expr(node, "count", true, scope, &op->count, error) ||
 	    !config_get_string(node, "var", false, &op->var, error))
 		return false;
@@ -647,10 +667,7 @@ static bool parse_op(const struct config_node *node, struct workload *w, struct 
 static bool parse_ops(const struct config_node *node, struct workload *w, struct scope *scope,
 		      unsigned depth, struct op **ops, unsigned *nr, GError **error)
 {
-	if (depth >= WORKLOAD_MAX_DEPTH) {
-		config_set_error(error, node, "loops nested deeper than %d", WORKLOAD_MAX_DEPTH);
-		return false;
-	}
+	g_assert(depth <= WORKLOAD_MAX_DEPTH);
 	if (!cJSON_IsArray(node->json) || cJSON_GetArraySize(node->json) == 0) {
 		config_set_error(error, node, "expected a non-empty array of ops");
 		return false;
@@ -702,8 +719,10 @@ static bool parse_tasks(const struct config_node *root, struct workload *w,
 		}
 		struct config_node program = config_child(&child, "program");
 		if (!read_expr(&child, "cpu", false, &run_scope, &g->cpu, error) ||
-		    !read_process(&child, w, &g->mm, error) ||
-		    !parse_ops(&program, w, &run_scope, 0, &g->ops, &g->nr_ops, error))
+		    !read_process(&child, w, &g->mm, error))
+			return false;
+		run_scope.mm = g->mm;
+		if (!parse_ops(&program, w, &run_scope, 0, &g->ops, &g->nr_ops, error))
 			return false;
 	}
 	return true;

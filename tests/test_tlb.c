@@ -748,3 +748,21 @@ Test(tlb, random_vs_reference_stlb)
 
 	compare_with_reference(256, 8, SZ_4K | SZ_2M, &pool, 4, 40000);
 }
+
+Test(tlb, lookup_size_probes_only_that_size)
+{
+	struct tlb_geometry g = {.entries = 16, .ways = 4, .page_sizes = (1u << PS_4K) | (1u << PS_2M)};
+	struct tlb *t = tlb_new(&g);
+	uint64_t addr = UINT64_C(0x40200000) + 0x3000;
+	cr_assert(tlb_fill(t, addr, PS_2M, 1, 0, 7));
+	cr_assert_null(tlb_lookup_size(t, addr, PS_4K, 1, TLB_ANY_OWNER));
+	const struct tlb_entry *e = tlb_lookup_size(t, addr, PS_2M, 1, TLB_ANY_OWNER);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->gen, 7);
+	cr_assert_not_null(tlb_lookup(t, addr, 1, TLB_ANY_OWNER), "the general lookup finds it too");
+	const struct tlb_stats *s = tlb_stats(t);
+	cr_assert_eq(s->lookups, 3);
+	cr_assert_eq(s->hits, 2);
+	cr_assert_eq(s->misses, 1);
+	tlb_free(t);
+}

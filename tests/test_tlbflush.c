@@ -5,79 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/config.h"
-#include "tlbsim/inputs.h"
-#include "tlbsim/sim.h"
-
-struct run {
-	struct topology *topology;
-	struct policy *policy;
-	struct workload *workload;
-	struct sim_result *result;
-};
-
-static cJSON *load_policy_json(const char *name)
-{
-	GError *error = NULL;
-	char *path = inputs_resolve(INPUT_POLICY, name, &error);
-	cr_assert_not_null(path, "%s", error ? error->message : "");
-	cJSON *json = config_load_file(path, &error);
-	cr_assert_not_null(json, "%s", error ? error->message : "");
-	g_free(path);
-	return json;
-}
-
-/* Run @workload_json on tests/data/@topology with policy @policy; @sets are
- * "path=value" overrides of the policy. */
-static struct run run_case(const char *topology, const char *policy, const char *const *sets,
-			   const char *workload_json)
-{
-	struct run r = {0};
-	GError *error = NULL;
-	char *tpath = g_build_filename(TLBSIM_TEST_DATA, topology, NULL);
-	cJSON *tjson = config_load_file(tpath, &error);
-	cr_assert_not_null(tjson, "%s", error ? error->message : "");
-	r.topology = topology_from_json(tjson, tpath, &error);
-	cr_assert_not_null(r.topology, "%s", error ? error->message : "");
-
-	cJSON *pjson = load_policy_json(policy);
-	for (const char *const *s = sets; s && *s; s++) {
-		char **kv = g_strsplit(*s, "=", 2);
-		cr_assert(config_apply_set(pjson, kv[0], kv[1], &error), "%s", error->message);
-		g_strfreev(kv);
-	}
-	r.policy = policy_from_json(pjson, policy, &error);
-	cr_assert_not_null(r.policy, "%s", error ? error->message : "");
-
-	cJSON *wjson = config_parse_string(workload_json, "case", &error);
-	cr_assert_not_null(wjson, "%s", error ? error->message : "");
-	r.workload = workload_from_json(wjson, "case", topology_nr_cpus(r.topology), &error);
-	cr_assert_not_null(r.workload, "%s", error ? error->message : "");
-
-	struct sim_input input = {
-		.topology = r.topology,
-		.workload = r.workload,
-		.policy = r.policy,
-		.workload_file = "case",
-		.seed = 1,
-		.run_ahead = true,
-	};
-	r.result = sim_run(&input, &error);
-	cr_assert_not_null(r.result, "%s", error ? error->message : "");
-	cJSON_Delete(tjson);
-	cJSON_Delete(pjson);
-	cJSON_Delete(wjson);
-	g_free(tpath);
-	return r;
-}
-
-static void run_free(struct run *r)
-{
-	sim_result_free(r->result);
-	workload_free(r->workload);
-	policy_free(r->policy);
-	topology_free(r->topology);
-}
+#include "support.h"
 
 /*
  * cpu 0 munmaps @chunks chunks of @pages populated pages each while cpu 1
@@ -108,12 +36,11 @@ static char *two_cpu_munmap(unsigned pages, unsigned chunks, const char *populat
 		chunks, pages * 4096, populate, own_pages * 4096, chunks);
 }
 
-#define CPU(r, c, field) ((r).result->per_cpu[(c)].field)
 
 Test(tlbflush, munmap_of_4_pages_is_one_shootdown_with_4_invlpg_each_side)
 {
 	char *w = two_cpu_munmap(4, 1, "all", 1);
-	struct run r = run_case("tiny-2cpu.json", "linux-4.5", NULL, w);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
 	/* 4 pages <= 33: INVLPG each page locally, then one IPI round. */
 	cr_assert_eq(r.result->total.nr_tlb_remote_flush, 1);
 	cr_assert_eq(CPU(r, 0, nr_tlb_remote_flush), 1);
@@ -130,29 +57,29 @@ Test(tlbflush, munmap_of_4_pages_is_one_shootdown_with_4_invlpg_each_side)
 	cr_assert_eq(CPU(r, 1, tlb_flush_all), 1);
 	cr_assert_eq(r.result->total.stale_hits, 0);
 	cr_assert_eq(r.result->op_cycles->len, 1);
-	run_free(&r);
+	support_run_free(&r);
 	g_free(w);
 }
 
 Test(tlbflush, ceiling_33_pages_still_invlpg_34_flush_all)
 {
 	char *w33 = two_cpu_munmap(33, 1, "all", 1);
-	struct run r = run_case("tiny-2cpu.json", "linux-4.5", NULL, w33);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w33);
 	cr_assert_eq(CPU(r, 0, invlpg), 33);
 	cr_assert_eq(CPU(r, 1, invlpg), 33);
 	cr_assert_eq(r.result->total.nr_tlb_local_flush_all, 0);
-	run_free(&r);
+	support_run_free(&r);
 	g_free(w33);
 
 	char *w34 = two_cpu_munmap(34, 1, "all", 1);
-	r = run_case("tiny-2cpu.json", "linux-4.5", NULL, w34);
+	r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w34);
 	cr_assert_eq(CPU(r, 0, invlpg), 0);
 	cr_assert_eq(CPU(r, 1, invlpg), 0);
 	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_all), 1);
 	/* The remote side gets a full flush too: its first mm load plus this one. */
 	cr_assert_eq(CPU(r, 1, tlb_flush_all), 2);
 	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush_received), 1);
-	run_free(&r);
+	support_run_free(&r);
 	g_free(w34);
 }
 
@@ -160,10 +87,10 @@ Test(tlbflush, ceiling_is_a_knob)
 {
 	const char *const sets[] = {"single_page_flush_ceiling=3", NULL};
 	char *w = two_cpu_munmap(4, 1, "all", 1);
-	struct run r = run_case("tiny-2cpu.json", "linux-4.5", sets, w);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", sets, w);
 	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_all), 1);
 	cr_assert_eq(CPU(r, 1, invlpg), 0);
-	run_free(&r);
+	support_run_free(&r);
 	g_free(w);
 }
 
@@ -175,17 +102,17 @@ Test(tlbflush, flushall_shift_rule_with_large_total_vm)
 {
 	/* total_vm = 8 + 64 pages >= 16: the bound is 16 >> 1 = 8 pages. */
 	char *w8 = two_cpu_munmap(8, 1, "all", 64);
-	struct run r = run_case("tiny-2cpu.json", "linux-3.11", NULL, w8);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-3.11", NULL, w8);
 	cr_assert_eq(CPU(r, 0, invlpg), 8);
 	cr_assert_eq(CPU(r, 1, invlpg), 8);
-	run_free(&r);
+	support_run_free(&r);
 	g_free(w8);
 
 	char *w9 = two_cpu_munmap(9, 1, "all", 64);
-	r = run_case("tiny-2cpu.json", "linux-3.11", NULL, w9);
+	r = support_run("tiny-2cpu.json", "linux-3.11", NULL, w9);
 	cr_assert_eq(CPU(r, 0, invlpg), 0);
 	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_all), 1);
-	run_free(&r);
+	support_run_free(&r);
 	g_free(w9);
 }
 
@@ -194,10 +121,10 @@ Test(tlbflush, flushall_shift_rule_uses_total_vm_when_smaller)
 	/* total_vm = 6 + 1 = 7 pages < 16: the bound is 7 >> 1 = 3 pages,
 	 * so even 6 pages flush everything. */
 	char *w = two_cpu_munmap(6, 1, "all", 1);
-	struct run r = run_case("tiny-2cpu.json", "linux-3.11", NULL, w);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-3.11", NULL, w);
 	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_all), 1);
 	cr_assert_eq(CPU(r, 0, invlpg), 0);
-	run_free(&r);
+	support_run_free(&r);
 	g_free(w);
 }
 
@@ -205,10 +132,10 @@ Test(tlbflush, shift_minus_one_never_invlpg)
 {
 	const char *const sets[] = {"tlb_flushall_shift=-1", NULL};
 	char *w = two_cpu_munmap(1, 1, "all", 64);
-	struct run r = run_case("tiny-2cpu.json", "linux-3.11", sets, w);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-3.11", sets, w);
 	cr_assert_eq(CPU(r, 0, invlpg), 0);
 	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_all), 1);
-	run_free(&r);
+	support_run_free(&r);
 	g_free(w);
 }
 
@@ -220,14 +147,14 @@ Test(tlbflush, shift_minus_one_never_invlpg)
 Test(tlbflush, gathered_range_versus_whole_vma)
 {
 	char *w = two_cpu_munmap(40, 1, "first", 64);
-	struct run r = run_case("tiny-2cpu.json", "linux-4.5", NULL, w);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
 	cr_assert_eq(CPU(r, 0, invlpg), 1);
 	cr_assert_eq(CPU(r, 1, invlpg), 1);
-	run_free(&r);
-	r = run_case("tiny-2cpu.json", "linux-3.11", NULL, w);
+	support_run_free(&r);
+	r = support_run("tiny-2cpu.json", "linux-3.11", NULL, w);
 	cr_assert_eq(CPU(r, 0, invlpg), 0);
 	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_all), 1);
-	run_free(&r);
+	support_run_free(&r);
 	g_free(w);
 }
 
@@ -251,7 +178,7 @@ Test(tlbflush, lazy_cpu_leaves_mm_on_first_flush)
 		"  {\"name\": \"reader\", \"cpu\": 1, \"program\": ["
 		"    {\"op\": \"access\", \"region\": \"own\", \"pattern\": \"sequential\", \"pages\": 1,"
 		"     \"rounds\": 1, \"cycles\": 10}]}]}";
-	struct run r = run_case("tiny-2cpu.json", "linux-4.5", NULL, w);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
 	cr_assert_eq(r.result->total.nr_tlb_remote_flush, 1);
 	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush_received), 1);
 	cr_assert_eq(CPU(r, 1, invlpg), 0, "a lazy CPU leaves instead of flushing pages");
@@ -261,7 +188,7 @@ Test(tlbflush, lazy_cpu_leaves_mm_on_first_flush)
 	cr_assert_eq(CPU(r, 0, invlpg), 8);
 	cr_assert_eq(r.result->total.ipis_sent, 1);
 	cr_assert_eq(r.result->op_cycles->len, 2);
-	run_free(&r);
+	support_run_free(&r);
 }
 
 /*
@@ -294,21 +221,21 @@ static char *smt_case(unsigned initiator)
 Test(tlbflush, smt_dedup_target_counts)
 {
 	char *from0 = smt_case(0), *from2 = smt_case(2);
-	struct run r = run_case("tiny-smt.json", "linux-4.5", NULL, from0);
+	struct support_run r = support_run("tiny-smt.json", "linux-4.5", NULL, from0);
 	cr_assert_eq(r.result->total.ipis_sent, 3);
 	cr_assert_eq(r.result->total.nr_tlb_remote_flush_received, 3);
-	run_free(&r);
-	r = run_case("tiny-smt.json", "linux-4.5-smt-dedup", NULL, from0);
+	support_run_free(&r);
+	r = support_run("tiny-smt.json", "linux-4.5-smt-dedup", NULL, from0);
 	cr_assert_eq(r.result->total.ipis_sent, 1);
 	cr_assert_eq(CPU(r, 1, ipis_received), 1);
 	cr_assert_eq(r.result->total.stale_hits, 0, "core-wide invalidation covers the sibling");
-	run_free(&r);
-	r = run_case("tiny-smt.json", "linux-4.5-smt-dedup", NULL, from2);
+	support_run_free(&r);
+	r = support_run("tiny-smt.json", "linux-4.5-smt-dedup", NULL, from2);
 	cr_assert_eq(r.result->total.ipis_sent, 2);
 	cr_assert_eq(CPU(r, 0, ipis_received), 1);
 	cr_assert_eq(CPU(r, 1, ipis_received), 1);
 	cr_assert_eq(r.result->total.stale_hits, 0);
-	run_free(&r);
+	support_run_free(&r);
 	g_free(from0);
 	g_free(from2);
 }
@@ -321,12 +248,12 @@ Test(tlbflush, smt_dedup_target_counts)
 Test(tlbflush, smt_dedup_is_unsafe_with_thread_scoped_invalidation)
 {
 	char *w = smt_case(0);
-	struct run r = run_case("tiny-smt-thread.json", "linux-4.5-smt-dedup", NULL, w);
+	struct support_run r = support_run("tiny-smt-thread.json", "linux-4.5-smt-dedup", NULL, w);
 	cr_assert_gt(r.result->total.stale_hits, 0);
 	cr_assert_eq(r.result->stale[0].cpu, 2, "the skipped sibling of cpu 0");
-	run_free(&r);
-	r = run_case("tiny-smt-thread.json", "linux-4.5", NULL, w);
+	support_run_free(&r);
+	r = support_run("tiny-smt-thread.json", "linux-4.5", NULL, w);
 	cr_assert_eq(r.result->total.stale_hits, 0);
-	run_free(&r);
+	support_run_free(&r);
 	g_free(w);
 }

@@ -92,8 +92,9 @@ void sched_move_resume(struct kernel *k, struct cpu *cpu, uint64_t at, enum sche
  * quiet resumes no longer hold, so they become ordinary user work again.
  */
 void sched_revoke_quiet(struct kernel *k);
-/* Tasks not yet dead. */
+/* Tasks not yet dead, and when the last one so far exited. */
 unsigned sched_nr_alive(const struct kernel *k);
+uint64_t sched_last_exit(const struct kernel *k);
 /* Effective (scaled) CFS values, in cycles. */
 uint64_t sched_slice_cycles(const struct kernel *k, unsigned nr_running);
 

@@ -30,7 +30,7 @@ struct sim_result {
 	unsigned nr_cpus;
 	struct counters total;
 	struct counters *per_cpu;
-	uint64_t sim_cycles;
+	uint64_t sim_cycles; /* when the last task exited */
 	uint64_t events;
 	/* From the interpreter. */
 	unsigned nr_phases;

@@ -59,6 +59,14 @@ const struct tlb_geometry *tlb_geometry(const struct tlb *tlb);
  * the CPU whose entries alone may match.  Counts one lookup either way.
  */
 const struct tlb_entry *tlb_lookup(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner);
+/*
+ * The same, probing only page size @ps (which the structure must hold).
+ * Equivalent to tlb_lookup() when no address is mapped with two page sizes at
+ * once, which the simulator guarantees (a VMA has one page size): the hot
+ * path saves the probes of the other sizes.
+ */
+const struct tlb_entry *tlb_lookup_size(struct tlb *tlb, uint64_t vaddr, enum page_size ps,
+				       uint16_t asid, int owner);
 
 /*
  * Insert a translation for the page of size @ps containing @vaddr, replacing an
@@ -75,7 +83,7 @@ unsigned tlb_flush_asid(struct tlb *tlb, uint16_t asid, int owner);
 /* Drop everything (all ASIDs). */
 unsigned tlb_flush_all(struct tlb *tlb, int owner);
 
-/* Valid entries right now (optionally only those of @asid / @owner). */
+/* Valid entries right now. */
 unsigned tlb_occupancy(const struct tlb *tlb);
 const struct tlb_stats *tlb_stats(const struct tlb *tlb);
 

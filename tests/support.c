@@ -1,0 +1,70 @@
+/* See support.h. */
+#include <criterion/criterion.h>
+#include <glib.h>
+#include "support.h"
+#include "tlbsim/config.h"
+#include "tlbsim/inputs.h"
+
+static cJSON *load_json(enum inputs_kind kind, const char *name, char **path_out)
+{
+	GError *error = NULL;
+	char *local = g_build_filename(TLBSIM_TEST_DATA, name, NULL);
+	char *path = g_file_test(local, G_FILE_TEST_IS_REGULAR) ? g_strdup(local)
+								 : inputs_resolve(kind, name, &error);
+	cr_assert_not_null(path, "%s", error ? error->message : "");
+	cJSON *json = config_load_file(path, &error);
+	cr_assert_not_null(json, "%s", error ? error->message : "");
+	g_free(local);
+	*path_out = path;
+	return json;
+}
+
+struct support_run support_run(const char *topology, const char *policy,
+			       const char *const *sets, const char *workload_json)
+{
+	struct support_run r = {0};
+	GError *error = NULL;
+	char *tpath, *ppath;
+	cJSON *tjson = load_json(INPUT_TOPOLOGY, topology, &tpath);
+	r.topology = topology_from_json(tjson, tpath, &error);
+	cr_assert_not_null(r.topology, "%s", error ? error->message : "");
+
+	cJSON *pjson = load_json(INPUT_POLICY, policy, &ppath);
+	for (const char *const *s = sets; s && *s; s++) {
+		char **kv = g_strsplit(*s, "=", 2);
+		cr_assert(config_apply_set(pjson, kv[0], kv[1], &error), "%s", error->message);
+		g_strfreev(kv);
+	}
+	r.policy = policy_from_json(pjson, ppath, &error);
+	cr_assert_not_null(r.policy, "%s", error ? error->message : "");
+
+	cJSON *wjson = config_parse_string(workload_json, "case", &error);
+	cr_assert_not_null(wjson, "%s", error ? error->message : "");
+	r.workload = workload_from_json(wjson, "case", topology_nr_cpus(r.topology), &error);
+	cr_assert_not_null(r.workload, "%s", error ? error->message : "");
+
+	struct sim_input input = {
+		.topology = r.topology,
+		.workload = r.workload,
+		.policy = r.policy,
+		.workload_file = "case",
+		.seed = 1,
+		.run_ahead = true,
+	};
+	r.result = sim_run(&input, &error);
+	cr_assert_not_null(r.result, "%s", error ? error->message : "");
+	cJSON_Delete(tjson);
+	cJSON_Delete(pjson);
+	cJSON_Delete(wjson);
+	g_free(tpath);
+	g_free(ppath);
+	return r;
+}
+
+void support_run_free(struct support_run *r)
+{
+	sim_result_free(r->result);
+	workload_free(r->workload);
+	policy_free(r->policy);
+	topology_free(r->topology);
+}

@@ -1,0 +1,25 @@
+#ifndef TLBSIM_TESTS_SUPPORT_H
+#define TLBSIM_TESTS_SUPPORT_H
+/*
+ * Helpers shared by the behavioural tests: run a workload given as a JSON
+ * string on a topology from tests/data (or a bundled one) under a bundled
+ * policy with knob overrides.  Failures to load or run fail the test.
+ */
+#include "tlbsim/sim.h"
+
+struct support_run {
+	struct topology *topology;
+	struct policy *policy;
+	struct workload *workload;
+	struct sim_result *result;
+};
+
+/* @topology: a file name in tests/data or a bundled name; @sets: "knob=value"
+ * overrides of the policy, NULL-terminated, may be NULL. */
+struct support_run support_run(const char *topology, const char *policy,
+			       const char *const *sets, const char *workload_json);
+void support_run_free(struct support_run *run);
+
+#define CPU(run, cpu, field) ((run).result->per_cpu[(cpu)].field)
+
+#endif
