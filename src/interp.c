@@ -628,8 +628,9 @@ static enum step exec_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 		sched_block(k, cpu, *local);
 		return STEP_RETURNED;
 	case OP_YIELD:
+		/* sched_yield() is a system call: it costs an entry and exit. */
 		f->index++;
-		sched_yield_at(k, cpu, *local);
+		sched_yield_at(k, cpu, *local + k->machine->topology->costs.syscall);
 		return STEP_RETURNED;
 	case OP_COMPUTE:
 		if (!eval(ts, op, op->cycles, 0, INT64_MAX / 16, "cycles", &v))

@@ -19,12 +19,43 @@ static cJSON *load_json(enum inputs_kind kind, const char *name, char **path_out
 	return json;
 }
 
+static struct sim_result *support_try(const char *topology, const char *policy,
+				      const char *const *sets, const char *workload_json,
+				      struct support_run *out, GError **run_error);
+
 struct support_run support_run(const char *topology, const char *policy,
 			       const char *const *sets, const char *workload_json)
 {
 	struct support_run r = {0};
 	GError *error = NULL;
+	r.result = support_try(topology, policy, sets, workload_json, &r, &error);
+	cr_assert_not_null(r.result, "%s", error ? error->message : "");
+	return r;
+}
+
+char *support_run_error(const char *topology, const char *policy, const char *const *sets,
+			const char *workload_json, int *code)
+{
+	struct support_run r = {0};
+	GError *error = NULL;
+	r.result = support_try(topology, policy, sets, workload_json, &r, &error);
+	cr_assert_null(r.result, "the run was expected to fail");
+	cr_assert_not_null(error);
+	char *message = g_strdup(error->message);
+	*code = error->code;
+	g_error_free(error);
+	support_run_free(&r);
+	return message;
+}
+
+static struct sim_result *support_try(const char *topology, const char *policy,
+				      const char *const *sets, const char *workload_json,
+				      struct support_run *out, GError **run_error)
+{
+	struct support_run r = {0};
+	GError *error = NULL;
 	char *tpath, *ppath;
+	struct sim_result *result;
 	cJSON *tjson = load_json(INPUT_TOPOLOGY, topology, &tpath);
 	r.topology = topology_from_json(tjson, tpath, &error);
 	cr_assert_not_null(r.topology, "%s", error ? error->message : "");
@@ -51,14 +82,14 @@ struct support_run support_run(const char *topology, const char *policy,
 		.seed = 1,
 		.run_ahead = true,
 	};
-	r.result = sim_run(&input, &error);
-	cr_assert_not_null(r.result, "%s", error ? error->message : "");
+	result = sim_run(&input, run_error);
 	cJSON_Delete(tjson);
 	cJSON_Delete(pjson);
 	cJSON_Delete(wjson);
 	g_free(tpath);
 	g_free(ppath);
-	return r;
+	*out = r;
+	return result;
 }
 
 void support_run_free(struct support_run *r)

@@ -19,6 +19,9 @@ struct support_run {
 struct support_run support_run(const char *topology, const char *policy,
 			       const char *const *sets, const char *workload_json);
 void support_run_free(struct support_run *run);
+/* The same for a run that must fail: its message (g_free it) and error code. */
+char *support_run_error(const char *topology, const char *policy, const char *const *sets,
+			const char *workload_json, int *code);
 
 #define CPU(run, cpu, field) ((run).result->per_cpu[(cpu)].field)
 

@@ -1,0 +1,98 @@
+/*
+ * Whole runs (src/sim.c): budgets, deadlocks, and the shape of the result.
+ */
+#include <string.h>
+#include <criterion/criterion.h>
+#include <glib.h>
+#include "support.h"
+#include "tlbsim/config.h"
+#include "tlbsim/error.h"
+
+static const char *waits_forever =
+	"{\"name\": \"stuck\","
+	" \"tasks\": ["
+	"  {\"name\": \"waiter\", \"program\": [{\"op\": \"wait_flag\", \"flag\": \"go\", \"value\": 2}]},"
+	"  {\"name\": \"setter\", \"program\": [{\"op\": \"set_flag\", \"flag\": \"go\", \"value\": 1}]}]}";
+
+Test(sim, blocked_tasks_at_the_end_are_an_error)
+{
+	int code = -1;
+	char *msg = support_run_error("tiny-2cpu.json", "linux-4.5", NULL, waits_forever, &code);
+	cr_assert_eq(code, TLBSIM_ERROR_INVALID);
+	cr_assert(strstr(msg, "1 task(s) still blocked") != NULL, "%s", msg);
+	g_free(msg);
+}
+
+static struct sim_result *run_with_budget(uint64_t max_events, uint64_t max_sim_ns,
+					  GError **error)
+{
+	GError *local = NULL;
+	char *tpath = g_build_filename(TLBSIM_TEST_DATA, "tiny-2cpu.json", NULL);
+	cJSON *t = config_load_file(tpath, &local);
+	struct topology *topo = topology_from_json(t, tpath, &local);
+	cr_assert_not_null(topo);
+	cJSON *p = config_parse_string(
+		"{\"name\": \"p\", \"range_flush\": \"single_page_flush_ceiling\","
+		" \"munmap_flush_range\": \"gathered\", \"flush_targets\": \"mm_cpumask\"}",
+		"policy", &local);
+	struct policy *policy = policy_from_json(p, "policy", &local);
+	cr_assert_not_null(policy);
+	cJSON *w = config_parse_string(
+		"{\"name\": \"spin\", \"regions\": [{\"name\": \"r\", \"size\": 4096, \"populate\": \"all\"}],"
+		" \"tasks\": [{\"name\": \"t\", \"program\": [{\"op\": \"loop\", \"count\": 1000000, \"body\": ["
+		"   {\"op\": \"yield\"}]}]}]}",
+		"w", &local);
+	struct workload *wl = workload_from_json(w, "w", 2, &local);
+	cr_assert_not_null(wl);
+	struct sim_input input = {.topology = topo, .workload = wl, .policy = policy,
+				  .workload_file = "w", .seed = 1, .run_ahead = true,
+				  .max_events = max_events, .max_sim_ns = max_sim_ns};
+	struct sim_result *r = sim_run(&input, error);
+	workload_free(wl);
+	policy_free(policy);
+	topology_free(topo);
+	cJSON_Delete(t);
+	cJSON_Delete(p);
+	cJSON_Delete(w);
+	g_free(tpath);
+	return r;
+}
+
+Test(sim, event_budget_stops_the_run)
+{
+	GError *error = NULL;
+	cr_assert_null(run_with_budget(1000, 0, &error));
+	cr_assert_eq(error->code, TLBSIM_ERROR_LIMIT);
+	cr_assert(strstr(error->message, "after 1000 events") != NULL, "%s", error->message);
+	g_error_free(error);
+}
+
+Test(sim, time_budget_stops_the_run)
+{
+	GError *error = NULL;
+	cr_assert_null(run_with_budget(0, 50000, &error));
+	cr_assert_eq(error->code, TLBSIM_ERROR_LIMIT);
+	cr_assert(strstr(error->message, "50000 ns") != NULL, "%s", error->message);
+	g_error_free(error);
+}
+
+Test(sim, result_counts_every_cpu)
+{
+	const char *w =
+		"{\"name\": \"each\", \"regions\": [{\"name\": \"r\", \"size\": 8192, \"populate\": \"all\"}],"
+		" \"tasks\": [{\"name\": \"t\", \"count\": 4, \"cpu\": \"$thread\", \"program\": ["
+		"   {\"op\": \"access\", \"region\": \"r\", \"pattern\": \"sequential\", \"pages\": 2,"
+		"    \"rounds\": 10, \"cycles\": 1}]}]}";
+	struct support_run r = support_run("tiny-smt.json", "linux-4.5", NULL, w);
+	cr_assert_eq(r.result->nr_cpus, 4);
+	struct counters sum = {0};
+	for (unsigned c = 0; c < 4; c++) {
+		cr_assert_eq(CPU(r, c, accesses), 20);
+		counters_add(&sum, &r.result->per_cpu[c]);
+	}
+	cr_assert_eq(memcmp(&sum, &r.result->total, sizeof(sum)), 0);
+	cr_assert_eq(r.result->accesses, 80);
+	cr_assert_eq(r.result->round_accesses, 80);
+	cr_assert_eq(r.result->accessor_threads, 4);
+	support_run_free(&r);
+}

@@ -1,0 +1,127 @@
+/*
+ * munmap, mprotect, madvise and page faults (src/vm.c): what each call
+ * changes, what it flushes, and what the stale checker then sees.
+ */
+#include <criterion/criterion.h>
+#include <glib.h>
+#include <string.h>
+#include "support.h"
+#include "tlbsim/error.h"
+
+/*
+ * cpu 0 runs @call on the 4-page "victim" while cpu 1 keeps touching all of
+ * it (read or write); afterwards cpu 1 goes on touching it.
+ */
+static char *victim_case(const char *call, int reader_writes)
+{
+	return g_strdup_printf(
+		"{\"name\": \"vm\","
+		" \"regions\": [{\"name\": \"victim\", \"size\": 16384, \"populate\": \"all\"}],"
+		" \"tasks\": ["
+		"  {\"name\": \"caller\", \"cpu\": 0, \"program\": ["
+		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+		"    {\"op\": \"compute\", \"cycles\": 100000},"
+		"    %s,"
+		"    {\"op\": \"compute\", \"cycles\": 100000},"
+		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
+		"  {\"name\": \"toucher\", \"cpu\": 1, \"program\": ["
+		"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+		"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\", \"pages\": 4,"
+		"     \"while_flag\": \"run\", \"write\": %d, \"cycles\": 10}]}]}",
+		call, reader_writes);
+}
+
+/* madvise(DONTNEED) zaps 4 present pages: a 4-page flush; the toucher then
+ * faults each page back in (once: later faults find it present). */
+Test(vm, madvise_dontneed_flushes_and_refaults)
+{
+	char *w = victim_case("{\"op\": \"madvise\", \"region\": \"victim\", \"advice\": \"dontneed\"}", 0);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_one), 4);
+	cr_assert_eq(CPU(r, 1, invlpg), 4);
+	cr_assert_eq(CPU(r, 1, page_faults), 4);
+	cr_assert_eq(r.result->total.stale_hits, 0);
+	cr_assert_eq(r.result->total.syscalls, 1);
+	support_run_free(&r);
+	g_free(w);
+}
+
+/* mprotect to read-only flushes the whole range; reads go on hitting. */
+Test(vm, mprotect_read_only_flushes_the_range)
+{
+	char *w = victim_case("{\"op\": \"mprotect\", \"region\": \"victim\", \"prot\": \"read\"}", 0);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_one), 4);
+	cr_assert_eq(CPU(r, 1, invlpg), 4);
+	cr_assert_eq(CPU(r, 1, page_faults), 0, "the pages stay present");
+	cr_assert_eq(r.result->total.stale_hits, 0);
+	support_run_free(&r);
+	g_free(w);
+}
+
+/* A writer after mprotect(read) would get SIGSEGV: the run stops with the
+ * op's path in the message. */
+Test(vm, write_after_mprotect_read_is_sigsegv)
+{
+	char *w = victim_case("{\"op\": \"mprotect\", \"region\": \"victim\", \"prot\": \"read\"}", 1);
+	int code = -1;
+	char *msg = support_run_error("tiny-2cpu.json", "linux-4.5", NULL, w, &code);
+	cr_assert_eq(code, TLBSIM_ERROR_INVALID);
+	cr_assert(strstr(msg, "$.tasks[1].program[1]") != NULL, "%s", msg);
+	cr_assert(strstr(msg, "read-only") != NULL, "%s", msg);
+	g_free(msg);
+	g_free(w);
+}
+
+/* Reading an unmapped chunk after munmap: the walk finds nothing. */
+Test(vm, access_after_munmap_is_sigsegv)
+{
+	char *w = victim_case("{\"op\": \"munmap\", \"region\": \"victim\"}", 0);
+	int code = -1;
+	char *msg = support_run_error("tiny-2cpu.json", "linux-4.5", NULL, w, &code);
+	cr_assert(strstr(msg, "unmapped memory") != NULL, "%s", msg);
+	g_free(msg);
+	g_free(w);
+}
+
+/* Unmapping a chunk twice is a workload bug, reported with its path. */
+Test(vm, double_munmap_is_reported)
+{
+	const char *w =
+		"{\"name\": \"twice\","
+		" \"regions\": [{\"name\": \"r\", \"size\": 4096}],"
+		" \"tasks\": [{\"name\": \"t\", \"program\": ["
+		"   {\"op\": \"munmap\", \"region\": \"r\"},"
+		"   {\"op\": \"munmap\", \"region\": \"r\"}]}]}";
+	int code = -1;
+	char *msg = support_run_error("tiny-2cpu.json", "linux-4.5", NULL, w, &code);
+	cr_assert(strstr(msg, "$.tasks[0].program[1]") != NULL, "%s", msg);
+	cr_assert(strstr(msg, "already unmapped") != NULL, "%s", msg);
+	g_free(msg);
+}
+
+/*
+ * Writes to an unpopulated region fault once per page; a racing second
+ * toucher of the same page (cpu 1 and cpu 0 both write page 0) finds it
+ * mapped and only fills.
+ */
+Test(vm, faults_populate_once)
+{
+	const char *w =
+		"{\"name\": \"faults\","
+		" \"regions\": [{\"name\": \"heap\", \"size\": 32768}],"
+		" \"tasks\": [{\"name\": \"w\", \"count\": 2, \"cpu\": \"$thread\", \"program\": ["
+		"   {\"op\": \"access\", \"region\": \"heap\", \"pattern\": \"sequential\","
+		"    \"pages\": 8, \"rounds\": 3, \"write\": 1, \"cycles\": 5}]}]}";
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	uint64_t faults = r.result->total.page_faults;
+	/* Each CPU faults on every page it finds absent: 8 pages, two CPUs
+	 * racing, at least 8 and at most 16 faults; no flush ever. */
+	cr_assert_geq(faults, 8);
+	cr_assert_leq(faults, 16);
+	cr_assert_eq(r.result->total.accesses, 2 * 8 * 3);
+	cr_assert_eq(r.result->total.page_walks, r.result->total.tlb_misses + faults);
+	cr_assert_eq(r.result->total.nr_tlb_remote_flush, 0);
+	cr_assert_eq(r.result->total.stale_hits, 0);
+	support_run_free(&r);
+}
