@@ -78,7 +78,17 @@ static bool write_atomically(const char *path, const char *data, size_t len, GEr
 {
 	GError *local = NULL;
 	if (!g_file_set_contents(path, data, (gssize)len, &local)) {
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "%s", local->message);
+		/* GLib's message names its temporary file; the user knows @path. */
+		const char *why = "I/O error";
+		if (local->code == G_FILE_ERROR_NOENT || local->code == G_FILE_ERROR_NOTDIR)
+			why = "no such directory";
+		else if (local->code == G_FILE_ERROR_ACCES || local->code == G_FILE_ERROR_PERM)
+			why = "permission denied";
+		else if (local->code == G_FILE_ERROR_NOSPC)
+			why = "no space left on the device";
+		else if (local->code == G_FILE_ERROR_ISDIR)
+			why = "it is a directory";
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", path, why);
 		g_error_free(local);
 		return false;
 	}
@@ -258,9 +268,10 @@ int main(int argc, char **argv)
 		{"host-time", 0, 0, G_OPTION_ARG_NONE, &o.host_time,
 		 "Fill host_seconds (makes the CSV host-dependent)", NULL},
 		{"max-events", 0, 0, G_OPTION_ARG_INT64, &o.max_events,
-		 "Stop with exit code 4 after N events (default 2000000000)", "N"},
+		 "Stop with exit code 4 after N events (default 2000000000; 0: no limit)", "N"},
 		{"max-sim-ns", 0, 0, G_OPTION_ARG_INT64, &o.max_sim_ns,
-		 "Stop with exit code 4 after N ns of simulated time (default 3600 s)", "N"},
+		 "Stop with exit code 4 after N ns of simulated time (default 3600 s; 0: no limit)",
+		 "N"},
 		{"no-run-ahead", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &o.no_run_ahead,
 		 "One memory access per event (slow; for checking run-ahead)", NULL},
 		{"list-topologies", 0, 0, G_OPTION_ARG_NONE, &o.list_topologies,

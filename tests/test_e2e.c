@@ -1,0 +1,1210 @@
+/*
+ * End-to-end tests of the tlbsim program (src/main.c, src/report.c): the
+ * binary is run as a user runs it, with g_spawn_sync in a fresh temporary
+ * directory, and its exit status, stdout, stderr and output files are checked.
+ *
+ * Notes:
+ * - Most runs use tests/data/e2e-small.json, munmap16's harness scaled down
+ *   (4 readers, 128 munmaps of 8 pages, 4 MiB, 1 ms tail): a run takes tens of
+ *   milliseconds.  munmap16 itself (several seconds) runs exactly once.
+ * - The CSV written here never needs quoting (names have no comma or quote),
+ *   so a row is split on ','; table_parse() asserts there is no '"'.
+ * - Counts asserted exactly (128 munmaps, 7 receivers per flush...) follow
+ *   from the workload and topology files; each says where it comes from.
+ */
+#include <stdarg.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <criterion/criterion.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include "tlbsim/counters.h"
+#include "tlbsim/report.h"
+
+#ifndef TLBSIM_BINARY
+#error "TLBSIM_BINARY must be the absolute path of the tlbsim program"
+#endif
+#ifndef TLBSIM_SOURCE_DIR
+#error "TLBSIM_SOURCE_DIR must be the absolute path of the source tree"
+#endif
+#ifndef TLBSIM_TEST_DATA
+#error "TLBSIM_TEST_DATA must be the absolute path of tests/data"
+#endif
+
+#define SMALL TLBSIM_TEST_DATA "/e2e-small.json"
+#define ACCESS_ONLY TLBSIM_TEST_DATA "/e2e-access-only.json"
+#define TOUCH_MUNMAP TLBSIM_TEST_DATA "/e2e-smt-touch-munmap.json"
+#define TOUCH_MADVISE TLBSIM_TEST_DATA "/e2e-smt-touch-madvise.json"
+#define TINY TLBSIM_TEST_DATA "/tiny-2cpu.json"
+#define HASWELL_PATH TLBSIM_SOURCE_DIR "/topologies/haswell-i7.json"
+
+/* e2e-small: file_size / 4096 / pages_per_munmap = 4 MiB / 4 KiB / 8. */
+#define SMALL_MUNMAPS 128
+
+/* The harness's own summary line (munmap16's and e2e-small's "summary"). */
+#define HARNESS_SUMMARY                                                                            \
+	"^munmap use [0-9]+ms [0-9]+ns/time, memory access uses [0-9]+ times/thread/ms, "          \
+	"cost [0-9]+ns/time$"
+
+/* --------------------------------------------------------------------------
+ * Running the program
+ * ------------------------------------------------------------------------ */
+
+/*
+ * The test's scratch directory, made by .init and removed by .fini (which
+ * Criterion runs even after a failed assertion).  Each test runs in its own
+ * process, so this is per test, not shared.
+ */
+static char *tmp_dir;
+
+static void tmp_dir_make(void)
+{
+	GError *error = NULL;
+	tmp_dir = g_dir_make_tmp("tlbsim-e2e-XXXXXX", &error);
+	cr_assert_not_null(tmp_dir, "g_dir_make_tmp: %s", error ? error->message : "?");
+}
+
+/* Remove the scratch directory and what the tests wrote in it. */
+static void remove_tree(const char *dir)
+{
+	GDir *d = g_dir_open(dir, 0, NULL);
+	if (!d)
+		return;
+	const char *name;
+	while ((name = g_dir_read_name(d))) {
+		char *path = g_build_filename(dir, name, NULL);
+		if (g_file_test(path, G_FILE_TEST_IS_DIR))
+			remove_tree(path);
+		else
+			g_unlink(path);
+		g_free(path);
+	}
+	g_dir_close(d);
+	g_rmdir(dir);
+}
+
+static void tmp_dir_remove(void)
+{
+	if (tmp_dir)
+		remove_tree(tmp_dir);
+	g_free(tmp_dir);
+	tmp_dir = NULL;
+}
+
+TestSuite(e2e_csv, .init = tmp_dir_make, .fini = tmp_dir_remove);
+TestSuite(e2e_determinism, .init = tmp_dir_make, .fini = tmp_dir_remove);
+TestSuite(e2e_output, .init = tmp_dir_make, .fini = tmp_dir_remove);
+TestSuite(e2e_identities, .init = tmp_dir_make, .fini = tmp_dir_remove);
+TestSuite(e2e_errors, .init = tmp_dir_make, .fini = tmp_dir_remove);
+TestSuite(e2e_names, .init = tmp_dir_make, .fini = tmp_dir_remove);
+TestSuite(e2e_policy, .init = tmp_dir_make, .fini = tmp_dir_remove);
+TestSuite(e2e_munmap16, .init = tmp_dir_make, .fini = tmp_dir_remove);
+
+struct run {
+	int status; /* exit status; -1 if the program did not exit normally */
+	char *out;
+	char *err;
+};
+
+static void run_clear(struct run *r)
+{
+	g_free(r->out);
+	g_free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Run tlbsim in the scratch directory with a NULL-terminated argument list. */
+static G_GNUC_NULL_TERMINATED void run_tlbsim(struct run *r, const char *arg, ...)
+{
+	GPtrArray *argv = g_ptr_array_new();
+	g_ptr_array_add(argv, (gpointer)TLBSIM_BINARY);
+	va_list ap;
+	va_start(ap, arg);
+	for (const char *a = arg; a; a = va_arg(ap, const char *))
+		g_ptr_array_add(argv, (gpointer)a);
+	va_end(ap);
+	g_ptr_array_add(argv, NULL);
+
+	/* Bare names resolve in this source tree, whatever the caller's
+	 * $TLBSIM_DATADIR holds. */
+	char **envp = g_environ_unsetenv(g_get_environ(), "TLBSIM_DATADIR");
+	GError *error = NULL;
+	int wait_status = 0;
+	memset(r, 0, sizeof(*r));
+	gboolean spawned = g_spawn_sync(tmp_dir, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL,
+					NULL, &r->out, &r->err, &wait_status, &error);
+	g_ptr_array_free(argv, TRUE);
+	g_strfreev(envp);
+	cr_assert(spawned, "cannot run %s: %s", TLBSIM_BINARY, error ? error->message : "?");
+	r->status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+}
+
+/* The run exited with @status; the message shows stderr, which says why. */
+static void expect_status(const struct run *r, int status)
+{
+	cr_assert_eq(r->status, status, "exit status %d, expected %d; stderr:\n%s", r->status,
+		     status, r->err);
+}
+
+static char *tmp_path(const char *name)
+{
+	return g_build_filename(tmp_dir, name, NULL);
+}
+
+/* The contents of @name in the scratch directory; the file must exist. */
+static char *read_tmp(const char *name)
+{
+	char *path = tmp_path(name);
+	char *text = NULL;
+	GError *error = NULL;
+	cr_assert(g_file_get_contents(path, &text, NULL, &error), "%s",
+		  error ? error->message : "?");
+	g_free(path);
+	return text;
+}
+
+static int compare_names(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Names in the scratch directory, sorted, joined with spaces ("" if empty). */
+static char *tmp_listing(void)
+{
+	GDir *d = g_dir_open(tmp_dir, 0, NULL);
+	cr_assert_not_null(d);
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	const char *name;
+	while ((name = g_dir_read_name(d)))
+		g_ptr_array_add(names, g_strdup(name));
+	g_dir_close(d);
+	g_ptr_array_sort(names, compare_names);
+	g_ptr_array_add(names, NULL);
+	char *list = g_strjoinv(" ", (char **)names->pdata);
+	g_ptr_array_free(names, TRUE);
+	return list;
+}
+
+static void expect_tmp_listing(const char *expected)
+{
+	char *list = tmp_listing();
+	cr_expect_str_eq(list, expected, "scratch directory holds \"%s\"", list);
+	g_free(list);
+}
+
+/* --------------------------------------------------------------------------
+ * CSV
+ * ------------------------------------------------------------------------ */
+
+struct table {
+	char **header;
+	GPtrArray *rows; /* char ** each */
+	unsigned nr_fields;
+};
+
+static void table_parse(struct table *t, const char *text)
+{
+	cr_assert(g_str_has_suffix(text, "\n"), "CSV does not end with a newline:\n%s", text);
+	cr_assert_null(strchr(text, '"'), "unexpected quoted field:\n%s", text);
+	char **lines = g_strsplit(text, "\n", -1);
+	unsigned n = g_strv_length(lines) - 1; /* after the last '\n' */
+	cr_assert_geq(n, 1);
+	t->header = g_strsplit(lines[0], ",", -1);
+	t->nr_fields = g_strv_length(t->header);
+	t->rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+	for (unsigned i = 1; i < n; i++) {
+		char **fields = g_strsplit(lines[i], ",", -1);
+		cr_assert_eq(g_strv_length(fields), t->nr_fields,
+			     "line %u has %u fields, the header %u:\n%s", i + 1,
+			     g_strv_length(fields), t->nr_fields, lines[i]);
+		g_ptr_array_add(t->rows, fields);
+	}
+	g_strfreev(lines);
+}
+
+static void table_clear(struct table *t)
+{
+	g_strfreev(t->header);
+	if (t->rows)
+		g_ptr_array_free(t->rows, TRUE);
+	memset(t, 0, sizeof(*t));
+}
+
+static int table_column(const struct table *t, const char *name)
+{
+	for (unsigned i = 0; i < t->nr_fields; i++)
+		if (strcmp(t->header[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static const char *table_get(const struct table *t, unsigned row, const char *name)
+{
+	int col = table_column(t, name);
+	cr_assert_geq(col, 0, "no column %s", name);
+	cr_assert_lt(row, t->rows->len);
+	return ((char **)g_ptr_array_index(t->rows, row))[col];
+}
+
+static uint64_t table_u64(const struct table *t, unsigned row, const char *name)
+{
+	const char *s = table_get(t, row, name);
+	guint64 v = 0;
+	GError *error = NULL;
+	cr_assert(g_ascii_string_to_unsigned(s, 10, 0, G_MAXUINT64, &v, &error),
+		  "column %s: \"%s\": %s", name, s, error ? error->message : "?");
+	return v;
+}
+
+/* The header report_columns() describes. */
+static char *expected_header(void)
+{
+	return g_strjoinv(",", (char **)report_columns());
+}
+
+/* Run tlbsim -q with @topology, @workload, @policy and --seed @seed (plus up to
+ * two more arguments, or NULL), expect exit 0 and a header and one row. */
+static void run_row(struct table *t, const char *topology, const char *workload, const char *policy,
+		    const char *seed, const char *extra1, const char *extra2)
+{
+	struct run r;
+	run_tlbsim(&r, "-q", "-T", topology, "-w", workload, "-p", policy, "--seed", seed, extra1,
+		   extra2, NULL);
+	expect_status(&r, 0);
+	table_parse(t, r.out);
+	cr_assert_eq(t->rows->len, 1, "expected one row:\n%s", r.out);
+	run_clear(&r);
+}
+
+static void run_small(struct table *t, const char *topology, const char *policy)
+{
+	run_row(t, topology, SMALL, policy, "1", NULL, NULL);
+}
+
+static bool matches(const char *pattern, const char *s)
+{
+	return g_regex_match_simple(pattern, s, 0, 0);
+}
+
+/* Fixed-point columns: put_milli() in report.c, three decimals. */
+static const char *const milli_columns[] = {
+    "sim_ns",
+    "phase_ns",
+    "op_ns_mean",
+    "op_ns_p50",
+    "op_ns_p99",
+    "access_ns",
+    "accesses_per_thread_ms",
+    "irq_ns",
+    NULL,
+};
+static const char *const text_columns[] = {"topology", "workload", "policy", "op", NULL};
+
+/* Every field of every row has its column's format; any other column is a
+ * count (an unsigned integer), which is what a new counter column will be. */
+static void expect_field_formats(const struct table *t)
+{
+	for (unsigned row = 0; row < t->rows->len; row++) {
+		char **fields = g_ptr_array_index(t->rows, row);
+		for (unsigned i = 0; i < t->nr_fields; i++) {
+			const char *name = t->header[i], *v = fields[i];
+			const char *pattern = "^[0-9]+$";
+			if (g_strv_contains(milli_columns, name))
+				pattern = "^[0-9]+\\.[0-9]{3}$";
+			else if (g_strv_contains(text_columns, name))
+				pattern = "^[A-Za-z0-9_.-]*$";
+			else if (strcmp(name, "host_seconds") == 0)
+				pattern = "^([0-9]+\\.[0-9]{6})?$";
+			cr_expect(matches(pattern, v), "row %u column %s: \"%s\" does not match %s",
+				  row, name, v, pattern);
+		}
+	}
+}
+
+/* --------------------------------------------------------------------------
+ * 1. CSV shape
+ * ------------------------------------------------------------------------ */
+
+Test(e2e_csv, header_is_report_columns_and_row_matches)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, NULL);
+	expect_status(&r, 0);
+	char *header = expected_header();
+	char **lines = g_strsplit(r.out, "\n", -1);
+	cr_assert_eq(g_strv_length(lines), 3, "expected header, row, \"\":\n%s", r.out);
+	cr_expect_str_eq(lines[0], header);
+	cr_expect_str_eq(lines[2], "");
+
+	struct table t;
+	table_parse(&t, r.out);
+	cr_assert_eq(t.rows->len, 1);
+	expect_field_formats(&t);
+	cr_expect_str_eq(table_get(&t, 0, "topology"), "haswell-i7");
+	cr_expect_str_eq(table_get(&t, 0, "workload"), "e2e-small");
+	cr_expect_str_eq(table_get(&t, 0, "policy"), "linux-4.5");
+	cr_expect_str_eq(table_get(&t, 0, "op"), "munmap");
+	cr_expect_eq(table_u64(&t, 0, "seed"), 1);
+	cr_expect_eq(table_u64(&t, 0, "cpus"), 8);
+	cr_expect_eq(table_u64(&t, 0, "threads"), 4);
+	cr_expect_eq(table_u64(&t, 0, "op_count"), SMALL_MUNMAPS);
+	cr_expect_eq(table_u64(&t, 0, "syscalls"), SMALL_MUNMAPS);
+	cr_expect_str_eq(table_get(&t, 0, "host_seconds"), "");
+	table_clear(&t);
+	g_strfreev(lines);
+	g_free(header);
+	run_clear(&r);
+}
+
+Test(e2e_csv, fields_parse_on_every_input)
+{
+	static const char *const runs[][2] = {
+	    {"haswell-i7", SMALL},
+	    {TINY, SMALL},
+	    {"haswell-i7-smt-thread", TOUCH_MADVISE},
+	    {TINY, ACCESS_ONLY},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
+		struct table t;
+		run_row(&t, runs[i][0], runs[i][1], "linux-4.5-smt-dedup", "3", NULL, NULL);
+		expect_field_formats(&t);
+		table_clear(&t);
+	}
+}
+
+Test(e2e_csv, no_syscalls_means_empty_op_and_zero_op_count)
+{
+	struct table t;
+	run_row(&t, TINY, ACCESS_ONLY, "linux-4.5", "1", NULL, NULL);
+	cr_expect_str_eq(table_get(&t, 0, "op"), "");
+	cr_expect_eq(table_u64(&t, 0, "op_count"), 0);
+	cr_expect_eq(table_u64(&t, 0, "cpus"), 2);
+	/* 2 readers x 16 pages x 1 round */
+	cr_expect_eq(table_u64(&t, 0, "accesses"), 32);
+	table_clear(&t);
+}
+
+Test(e2e_csv, summary_line_on_stderr)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, NULL);
+	expect_status(&r, 0);
+	char *line = g_strchomp(g_strdup(r.err));
+	cr_expect(g_str_has_suffix(r.err, "\n") && !strchr(line, '\n'), "one line:\n%s", r.err);
+	cr_expect(matches(HARNESS_SUMMARY, line), "summary: %s", line);
+	g_free(line);
+	run_clear(&r);
+}
+
+/* The default summary leaves out the op part when the workload has none. */
+Test(e2e_csv, default_summary_without_op)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", TINY, "-w", ACCESS_ONLY, NULL);
+	expect_status(&r, 0);
+	cr_expect(matches("^32 accesses by 2 threads, [0-9]+ ns/access\n$", r.err), "summary: %s",
+		  r.err);
+	run_clear(&r);
+}
+
+Test(e2e_csv, quiet_prints_nothing_on_stderr)
+{
+	struct run r;
+	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", SMALL, NULL);
+	expect_status(&r, 0);
+	cr_expect_str_empty(r.err);
+	cr_expect_str_not_empty(r.out);
+	run_clear(&r);
+}
+
+/* --------------------------------------------------------------------------
+ * 2. Determinism
+ * ------------------------------------------------------------------------ */
+
+Test(e2e_determinism, same_seed_same_bytes)
+{
+	struct run a, b;
+	run_tlbsim(&a, "-T", "haswell-i7", "-w", SMALL, "--seed", "7", "--per-cpu", "a.csv", NULL);
+	run_tlbsim(&b, "-T", "haswell-i7", "-w", SMALL, "--seed", "7", "--per-cpu", "b.csv", NULL);
+	expect_status(&a, 0);
+	expect_status(&b, 0);
+	cr_expect_str_eq(a.out, b.out);
+	cr_expect_str_eq(a.err, b.err);
+	char *pa = read_tmp("a.csv"), *pb = read_tmp("b.csv");
+	cr_expect_str_eq(pa, pb);
+	g_free(pa);
+	g_free(pb);
+	run_clear(&a);
+	run_clear(&b);
+}
+
+Test(e2e_determinism, other_seed_changes_a_counter)
+{
+	struct table a, b;
+	run_row(&a, "haswell-i7", SMALL, "linux-4.5", "1", NULL, NULL);
+	run_row(&b, "haswell-i7", SMALL, "linux-4.5", "2", NULL, NULL);
+	cr_expect_eq(table_u64(&a, 0, "seed"), 1);
+	cr_expect_eq(table_u64(&b, 0, "seed"), 2);
+	/* The readers draw their random pages from the seed; which pages miss
+	 * the TLB depends on them. */
+	unsigned differ = 0;
+	for (unsigned i = 0; counters_names[i]; i++)
+		if (table_column(&a, counters_names[i]) >= 0 &&
+		    strcmp(table_get(&a, 0, counters_names[i]),
+			   table_get(&b, 0, counters_names[i])))
+			differ++;
+	cr_expect_gt(differ, 0, "seeds 1 and 2 gave the same counters");
+	/* The munmap side does not depend on the seed. */
+	cr_expect_eq(table_u64(&a, 0, "op_count"), table_u64(&b, 0, "op_count"));
+	cr_expect_eq(table_u64(&a, 0, "nr_tlb_remote_flush"),
+		     table_u64(&b, 0, "nr_tlb_remote_flush"));
+	table_clear(&a);
+	table_clear(&b);
+}
+
+Test(e2e_determinism, host_seconds_only_with_host_time)
+{
+	struct table t;
+	run_row(&t, "haswell-i7", SMALL, "linux-4.5", "1", NULL, NULL);
+	cr_expect_str_eq(table_get(&t, 0, "host_seconds"), "");
+	table_clear(&t);
+	run_row(&t, "haswell-i7", SMALL, "linux-4.5", "1", "--host-time", NULL);
+	const char *s = table_get(&t, 0, "host_seconds");
+	cr_expect(matches("^[0-9]+\\.[0-9]{6}$", s), "host_seconds \"%s\"", s);
+	/* Nothing else changes: host_seconds is the only host-dependent column. */
+	struct table u;
+	run_row(&u, "haswell-i7", SMALL, "linux-4.5", "1", NULL, NULL);
+	for (unsigned i = 0; i < t.nr_fields; i++)
+		if (strcmp(t.header[i], "host_seconds"))
+			cr_expect_str_eq(table_get(&t, 0, t.header[i]),
+					 table_get(&u, 0, t.header[i]), "column %s", t.header[i]);
+	table_clear(&t);
+	table_clear(&u);
+}
+
+/* Run-ahead (many accesses per event) is an optimisation: with one access per
+ * event every column but the event count is the same. */
+Test(e2e_determinism, run_ahead_changes_only_events)
+{
+	static const char *const topologies[] = {"haswell-i7-smt-thread", TINY};
+	for (size_t k = 0; k < G_N_ELEMENTS(topologies); k++) {
+		struct table a, b;
+		run_row(&a, topologies[k], SMALL, "linux-4.5-smt-dedup", "5", NULL, NULL);
+		run_row(&b, topologies[k], SMALL, "linux-4.5-smt-dedup", "5", "--no-run-ahead",
+			NULL);
+		for (unsigned i = 0; i < a.nr_fields; i++)
+			if (strcmp(a.header[i], "events"))
+				cr_expect_str_eq(table_get(&a, 0, a.header[i]),
+						 table_get(&b, 0, a.header[i]), "%s: column %s",
+						 topologies[k], a.header[i]);
+		cr_expect_lt(table_u64(&a, 0, "events"), table_u64(&b, 0, "events"));
+		table_clear(&a);
+		table_clear(&b);
+	}
+}
+
+/* --------------------------------------------------------------------------
+ * 3. Output files
+ * ------------------------------------------------------------------------ */
+
+Test(e2e_output, output_holds_what_stdout_would)
+{
+	struct run plain, to_file;
+	run_tlbsim(&plain, "-T", "haswell-i7", "-w", SMALL, NULL);
+	run_tlbsim(&to_file, "-T", "haswell-i7", "-w", SMALL, "-o", "run.csv", NULL);
+	expect_status(&plain, 0);
+	expect_status(&to_file, 0);
+	cr_expect_str_empty(to_file.out);
+	cr_expect_str_eq(to_file.err, plain.err); /* the summary still goes to stderr */
+	char *text = read_tmp("run.csv");
+	cr_expect_str_eq(text, plain.out);
+	/* The temporary file was renamed over run.csv: nothing else is left. */
+	expect_tmp_listing("run.csv");
+	g_free(text);
+	run_clear(&plain);
+	run_clear(&to_file);
+}
+
+Test(e2e_output, output_replaces_an_existing_file)
+{
+	char *path = tmp_path("run.csv");
+	cr_assert(g_file_set_contents(path, "old,contents\n1,2\n3,4\n5,6\n", -1, NULL));
+	struct run r;
+	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", SMALL, "-o", "run.csv", NULL);
+	expect_status(&r, 0);
+	char *text = read_tmp("run.csv");
+	struct table t;
+	table_parse(&t, text);
+	char *header = expected_header();
+	char *got = g_strjoinv(",", t.header);
+	cr_expect_str_eq(got, header);
+	cr_expect_eq(t.rows->len, 1);
+	table_clear(&t);
+	g_free(got);
+	g_free(header);
+	g_free(text);
+	g_free(path);
+	run_clear(&r);
+}
+
+Test(e2e_output, failed_input_leaves_no_file)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--set", "workload.threads=many", "-o",
+		   "new.csv", "--per-cpu", "cpus.csv", NULL);
+	expect_status(&r, 2);
+	cr_expect_str_empty(r.out);
+	expect_tmp_listing("");
+	run_clear(&r);
+}
+
+Test(e2e_output, failed_run_leaves_no_file)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--max-events", "1000", "-o", "new.csv",
+		   "--per-cpu", "cpus.csv", NULL);
+	expect_status(&r, 4);
+	cr_expect_str_empty(r.out);
+	expect_tmp_listing("");
+	run_clear(&r);
+}
+
+/* The run succeeds but its CSV cannot be written: exit 2, and the per-CPU file
+ * (written first) is removed too, so no half of the run's output survives. */
+Test(e2e_output, unwritable_output_leaves_nothing)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "-o", "no-such-dir/run.csv", "--per-cpu",
+		   "cpus.csv", NULL);
+	expect_status(&r, 2);
+	cr_expect_str_empty(r.out);
+	cr_expect(strstr(r.err, "no-such-dir/run.csv") != NULL, "stderr: %s", r.err);
+	expect_tmp_listing("");
+	run_clear(&r);
+}
+
+Test(e2e_output, append_twice_one_header_two_rows)
+{
+	struct run r;
+	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", SMALL, "--seed", "1", "-o", "all.csv",
+		   "--append", NULL);
+	expect_status(&r, 0);
+	run_clear(&r);
+	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", SMALL, "--seed", "2", "-o", "all.csv", "-a",
+		   NULL);
+	expect_status(&r, 0);
+	cr_expect_str_empty(r.out);
+	run_clear(&r);
+
+	char *text = read_tmp("all.csv");
+	struct table t;
+	table_parse(&t, text);
+	char *header = expected_header();
+	char *got = g_strjoinv(",", t.header);
+	cr_expect_str_eq(got, header);
+	cr_assert_eq(t.rows->len, 2, "expected two rows:\n%s", text);
+	cr_expect_eq(table_u64(&t, 0, "seed"), 1);
+	cr_expect_eq(table_u64(&t, 1, "seed"), 2);
+	expect_tmp_listing("all.csv");
+	table_clear(&t);
+	g_free(got);
+	g_free(header);
+	g_free(text);
+}
+
+Test(e2e_output, no_header)
+{
+	struct run with, without;
+	run_tlbsim(&with, "-q", "-T", "haswell-i7", "-w", SMALL, NULL);
+	run_tlbsim(&without, "-q", "-T", "haswell-i7", "-w", SMALL, "--no-header", NULL);
+	expect_status(&with, 0);
+	expect_status(&without, 0);
+	const char *row = strchr(with.out, '\n');
+	cr_assert_not_null(row);
+	cr_expect_str_eq(without.out, row + 1);
+	run_clear(&without);
+
+	/* --append --no-header to a new file: rows only, even the first time. */
+	run_tlbsim(&without, "-q", "-T", "haswell-i7", "-w", SMALL, "--no-header", "--append", "-o",
+		   "rows.csv", NULL);
+	expect_status(&without, 0);
+	char *text = read_tmp("rows.csv");
+	cr_expect_str_eq(text, row + 1);
+	g_free(text);
+	run_clear(&with);
+	run_clear(&without);
+}
+
+Test(e2e_output, append_needs_output)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--append", NULL);
+	expect_status(&r, 2);
+	cr_expect_str_empty(r.out);
+	cr_expect(strstr(r.err, "--append") && strstr(r.err, "--output"), "stderr: %s", r.err);
+	run_clear(&r);
+}
+
+Test(e2e_output, per_cpu_one_row_per_cpu)
+{
+	struct run r;
+	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", SMALL, "--per-cpu", "cpus.csv", NULL);
+	expect_status(&r, 0);
+	struct table run_table;
+	table_parse(&run_table, r.out);
+
+	char *text = read_tmp("cpus.csv");
+	struct table t;
+	table_parse(&t, text);
+	/* The columns report_per_cpu_csv() writes: identity, placement, the TLB
+	 * entries left at the end, then every counter in declaration order. */
+	char *counters = g_strjoinv(",", (char **)counters_names);
+	char *header = g_strconcat("topology,workload,policy,seed,cpu,socket,core,thread,"
+				   "tlb_entries_end,",
+				   counters, NULL);
+	char *got = g_strjoinv(",", t.header);
+	cr_expect_str_eq(got, header);
+	cr_assert_eq(t.rows->len, 8, "haswell-i7 has 8 CPUs:\n%s", text);
+	for (unsigned cpu = 0; cpu < 8; cpu++) {
+		cr_expect_str_eq(table_get(&t, cpu, "topology"), "haswell-i7");
+		cr_expect_str_eq(table_get(&t, cpu, "workload"), "e2e-small");
+		cr_expect_str_eq(table_get(&t, cpu, "policy"), "linux-4.5");
+		cr_expect_eq(table_u64(&t, cpu, "seed"), 1);
+		cr_expect_eq(table_u64(&t, cpu, "cpu"), cpu);
+		/* Linux/Intel numbering: thread 0 of each of the 4 cores, then
+		 * thread 1 of each. */
+		cr_expect_eq(table_u64(&t, cpu, "socket"), 0);
+		cr_expect_eq(table_u64(&t, cpu, "core"), cpu % 4);
+		cr_expect_eq(table_u64(&t, cpu, "thread"), cpu / 4);
+		(void)table_u64(&t, cpu, "tlb_entries_end");
+	}
+	/* The run's counter columns are the sums of the per-CPU ones. */
+	for (unsigned i = 0; counters_names[i]; i++) {
+		const char *name = counters_names[i];
+		if (table_column(&run_table, name) < 0)
+			continue; /* e.g. irq_cycles, reported as irq_ns */
+		uint64_t sum = 0;
+		for (unsigned cpu = 0; cpu < 8; cpu++)
+			sum += table_u64(&t, cpu, name);
+		cr_expect_eq(sum, table_u64(&run_table, 0, name), "%s", name);
+	}
+	table_clear(&t);
+	table_clear(&run_table);
+	g_free(got);
+	g_free(header);
+	g_free(counters);
+	g_free(text);
+	run_clear(&r);
+}
+
+/* --------------------------------------------------------------------------
+ * 4. Counter identities (README "Counters")
+ * ------------------------------------------------------------------------ */
+
+static void expect_identities(const struct table *t, const char *what)
+{
+	uint64_t lookups = table_u64(t, 0, "tlb_lookups");
+	cr_expect_eq(lookups, table_u64(t, 0, "tlb_hits") + table_u64(t, 0, "tlb_misses"),
+		     "%s: lookups == hits + misses", what);
+	cr_expect_eq(lookups, table_u64(t, 0, "accesses"), "%s: lookups == accesses", what);
+	cr_expect_geq(table_u64(t, 0, "page_walks"), table_u64(t, 0, "tlb_misses"),
+		      "%s: page_walks >= tlb_misses", what);
+	cr_expect_leq(table_u64(t, 0, "stlb_hits"), table_u64(t, 0, "tlb_hits"),
+		      "%s: stlb_hits <= tlb_hits", what);
+	cr_expect_eq(table_u64(t, 0, "ipis_sent"), table_u64(t, 0, "ipis_received"),
+		     "%s: ipis_sent == ipis_received", what);
+}
+
+Test(e2e_identities, hold_on_every_input)
+{
+	static const char *const runs[][3] = {
+	    {"haswell-i7", SMALL, "linux-4.5"},
+	    {"haswell-i7", SMALL, "linux-4.5-smt-dedup"},
+	    {"haswell-i7", SMALL, "linux-3.11"},
+	    {TINY, SMALL, "linux-4.5"},
+	    {"haswell-i7", TOUCH_MUNMAP, "linux-4.5"},
+	    {"haswell-i7-smt-thread", TOUCH_MADVISE, "linux-4.5-smt-dedup"},
+	    {TINY, ACCESS_ONLY, "linux-4.5"},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
+		struct table t;
+		run_row(&t, runs[i][0], runs[i][1], runs[i][2], "1", NULL, NULL);
+		char *what = g_strjoin(" ", runs[i][0], runs[i][1], runs[i][2], NULL);
+		expect_identities(&t, what);
+		g_free(what);
+		table_clear(&t);
+	}
+}
+
+/* A page fault walks the table again after the kernel installs the PTE, so
+ * page_walks exceeds tlb_misses exactly when pages fault. */
+Test(e2e_identities, faults_add_walks)
+{
+	struct table t;
+	run_row(&t, "haswell-i7", TOUCH_MADVISE, "linux-4.5", "1", NULL, NULL);
+	/* 7 threads re-read 8 zapped pages of each of 16 chunks: 896 faults. */
+	cr_expect_eq(table_u64(&t, 0, "page_faults"), 7 * 8 * 16);
+	cr_expect_gt(table_u64(&t, 0, "page_walks"), table_u64(&t, 0, "tlb_misses"));
+	table_clear(&t);
+}
+
+/* --------------------------------------------------------------------------
+ * 5. Input errors: exit 2, a message naming the place, nothing on stdout
+ * ------------------------------------------------------------------------ */
+
+/* Exit 2, no CSV (not even a header), one "tlbsim: " message holding every
+ * string of the NULL-terminated list. */
+static G_GNUC_NULL_TERMINATED void expect_input_error(const struct run *r, ...)
+{
+	expect_status(r, 2);
+	cr_expect_str_empty(r->out, "stdout: %s", r->out);
+	cr_expect(g_str_has_prefix(r->err, "tlbsim: "), "stderr: %s", r->err);
+	va_list ap;
+	va_start(ap, r);
+	for (const char *s; (s = va_arg(ap, const char *));)
+		cr_expect(strstr(r->err, s) != NULL, "stderr lacks \"%s\": %s", s, r->err);
+	va_end(ap);
+}
+
+Test(e2e_errors, invalid_json_names_file_line_column)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", TLBSIM_TEST_DATA "/e2e-syntax-error.json", NULL);
+	/* The missing comma is noticed at "pages", line 6 column 5. */
+	expect_input_error(&r, TLBSIM_TEST_DATA "/e2e-syntax-error.json:6:5: invalid JSON", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, set_value_checked_like_the_file)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--set", "topology.tlbs[0].ways=3", NULL);
+	expect_input_error(&r, "haswell-i7.json", "$.tlbs[0].ways", "divide", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, misspelt_parameter_suggests)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", TLBSIM_TEST_DATA "/e2e-typo-param.json", NULL);
+	/* "treads" defines $treads; the task count uses $threads. */
+	expect_input_error(&r, "e2e-typo-param.json", "$.tasks[1].count", "$threads",
+			   "did you mean", "$treads", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, unknown_key_suggests)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", TLBSIM_TEST_DATA "/e2e-typo-key.json", NULL);
+	expect_input_error(&r, "e2e-typo-key.json", "$.tasks[1]", "unknown key \"cout\"",
+			   "did you mean \"count\"", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, unknown_topology_name_suggests)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswel-i7", "-w", SMALL, NULL);
+	expect_input_error(&r, "\"haswel-i7\"", "did you mean \"haswell-i7\"", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, unknown_policy_name_suggests)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "-p", "linux-4.6", NULL);
+	expect_input_error(&r, "policy", "\"linux-4.6\"", "did you mean \"linux-4.5\"", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, zero_cpus)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--set", "topology.sockets=0", NULL);
+	expect_input_error(&r, "haswell-i7.json", "$.sockets", "[1, 64]", "got 0", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, pinned_to_missing_cpu)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", TINY, "-w", TLBSIM_TEST_DATA "/e2e-pinned-cpu9.json", NULL);
+	expect_input_error(&r, "e2e-pinned-cpu9.json", "$.tasks[1].cpu", "CPU 9", "CPUs 0-1", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, missing_topology)
+{
+	struct run r;
+	run_tlbsim(&r, "-w", SMALL, NULL);
+	expect_input_error(&r, "--topology", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, missing_workload)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", NULL);
+	expect_input_error(&r, "--workload", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, missing_file)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", "./no-such-workload.json", NULL);
+	expect_input_error(&r, "./no-such-workload.json", "no such file", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, unexpected_positional_argument)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "extra", NULL);
+	expect_input_error(&r, "unexpected argument \"extra\"", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, unknown_option)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--bogus", NULL);
+	expect_input_error(&r, "--bogus", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, negative_seed)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--seed", "-1", NULL);
+	expect_input_error(&r, "--seed", "non-negative", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, bad_set_syntax)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--set", "threads=2", NULL);
+	expect_input_error(&r, "--set threads=2", "KIND.PATH=VALUE", NULL);
+	run_clear(&r);
+}
+
+/* --------------------------------------------------------------------------
+ * 6. Budgets: exit 4, a message naming the budget, no CSV
+ * ------------------------------------------------------------------------ */
+
+Test(e2e_errors, event_budget)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--max-events", "1000", NULL);
+	expect_status(&r, 4);
+	cr_expect_str_empty(r.out);
+	cr_expect(strstr(r.err, "budget") && strstr(r.err, "--max-events"), "stderr: %s", r.err);
+	run_clear(&r);
+}
+
+Test(e2e_errors, time_budget)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--max-sim-ns", "1000", NULL);
+	expect_status(&r, 4);
+	cr_expect_str_empty(r.out);
+	cr_expect(strstr(r.err, "budget") && strstr(r.err, "--max-sim-ns"), "stderr: %s", r.err);
+	run_clear(&r);
+}
+
+/* --------------------------------------------------------------------------
+ * 7. Listings and version
+ * ------------------------------------------------------------------------ */
+
+/* @out has a line whose first word is @name. */
+static bool lists(const char *out, const char *name)
+{
+	char *escaped = g_regex_escape_string(name, -1);
+	char *pattern = g_strdup_printf("^%s( |$)", escaped);
+	bool found = g_regex_match_simple(pattern, out, G_REGEX_MULTILINE, 0);
+	g_free(pattern);
+	g_free(escaped);
+	return found;
+}
+
+static void expect_listing(const char *option, const char *const *names)
+{
+	struct run r;
+	run_tlbsim(&r, option, NULL);
+	expect_status(&r, 0);
+	cr_expect_str_empty(r.err);
+	for (const char *const *n = names; *n; n++)
+		cr_expect(lists(r.out, *n), "%s does not list %s:\n%s", option, *n, r.out);
+	run_clear(&r);
+}
+
+Test(e2e_names, list_topologies)
+{
+	expect_listing("--list-topologies",
+		       (const char *const[]){"haswell-i7", "haswell-i7-smt-thread", NULL});
+}
+
+Test(e2e_names, list_workloads)
+{
+	expect_listing("--list-workloads", (const char *const[]){"munmap16", "munmap", NULL});
+}
+
+Test(e2e_names, list_policies)
+{
+	expect_listing("--list-policies", (const char *const[]){"linux-4.5", "linux-4.5-smt-dedup",
+								"linux-3.11", NULL});
+}
+
+Test(e2e_names, version)
+{
+	struct run r;
+	run_tlbsim(&r, "--version", NULL);
+	expect_status(&r, 0);
+	cr_expect(matches("^tlbsim [0-9]+\\.[0-9]+\\.[0-9]+\n$", r.out), "stdout: %s", r.out);
+	cr_expect_str_eq(r.out, "tlbsim " TLBSIM_VERSION "\n");
+	run_clear(&r);
+}
+
+/* --------------------------------------------------------------------------
+ * 8. Names and paths
+ * ------------------------------------------------------------------------ */
+
+Test(e2e_names, bare_name_json_suffix_and_path_are_equivalent)
+{
+	struct run a, b, c, d;
+	run_tlbsim(&a, "-q", "-T", "haswell-i7", "-w", SMALL, "-p", "linux-4.5", NULL);
+	run_tlbsim(&b, "-q", "-T", "haswell-i7.json", "-w", SMALL, "-p", "linux-4.5.json", NULL);
+	run_tlbsim(&c, "-q", "-T", HASWELL_PATH, "-w", SMALL, "-p",
+		   TLBSIM_SOURCE_DIR "/policies/linux-4.5.json", NULL);
+	/* The default policy is linux-4.5. */
+	run_tlbsim(&d, "-q", "-T", "haswell-i7", "-w", SMALL, NULL);
+	expect_status(&a, 0);
+	expect_status(&b, 0);
+	expect_status(&c, 0);
+	expect_status(&d, 0);
+	cr_expect_str_eq(b.out, a.out);
+	cr_expect_str_eq(c.out, a.out);
+	cr_expect_str_eq(d.out, a.out);
+	run_clear(&a);
+	run_clear(&b);
+	run_clear(&c);
+	run_clear(&d);
+}
+
+/* A relative path is taken from the working directory; the CSV names the
+ * run by the file's "name" field, not by how it was given. */
+Test(e2e_names, relative_path)
+{
+	char *text = NULL;
+	cr_assert(g_file_get_contents(SMALL, &text, NULL, NULL));
+	char *copy = tmp_path("copy.json");
+	cr_assert(g_file_set_contents(copy, text, -1, NULL));
+	struct run a, b;
+	run_tlbsim(&a, "-q", "-T", "haswell-i7", "-w", SMALL, NULL);
+	run_tlbsim(&b, "-q", "-T", "haswell-i7", "-w", "./copy.json", NULL);
+	expect_status(&a, 0);
+	expect_status(&b, 0);
+	cr_expect_str_eq(b.out, a.out);
+	g_free(copy);
+	g_free(text);
+	run_clear(&a);
+	run_clear(&b);
+}
+
+Test(e2e_names, workload_by_bundled_name_with_set)
+{
+	/* munmap.json as -t 2 -n 8 on an 8 MiB file: 8 MiB / 4 KiB / 8 munmaps. */
+	struct table t;
+	run_row(&t, "haswell-i7", "munmap", "linux-4.5", "1", "--set=workload.threads=2",
+		"--set=workload.file_size=\"8M\"");
+	cr_expect_str_eq(table_get(&t, 0, "workload"), "munmap");
+	cr_expect_eq(table_u64(&t, 0, "threads"), 2);
+	cr_expect_eq(table_u64(&t, 0, "op_count"), 8 * 1024 / 4 / 8);
+	table_clear(&t);
+}
+
+/* --------------------------------------------------------------------------
+ * 9. Flush policy: SMT de-duplication and stale hits
+ * ------------------------------------------------------------------------ */
+
+/*
+ * e2e-small places main on CPU 0 and the 4 unpinned readers on CPUs 1-4, so
+ * each munmap's shootdown targets CPUs 1-4 under linux-4.5 (4 x 128 = 512
+ * flush_tlb_func runs).  The de-dup patch skips CPU 4, CPU 0's SMT sibling,
+ * because the initiator's own flush is taken to clear its core: 3 x 128.
+ * The munmap side is the same in both, so the number of shootdowns is too.
+ */
+Test(e2e_policy, smt_dedup_sends_fewer_flushes)
+{
+	struct table plain, dedup;
+	run_small(&plain, "haswell-i7", "linux-4.5");
+	run_small(&dedup, "haswell-i7", "linux-4.5-smt-dedup");
+	cr_expect_lt(table_u64(&dedup, 0, "nr_tlb_remote_flush_received"),
+		     table_u64(&plain, 0, "nr_tlb_remote_flush_received"));
+	cr_expect_eq(table_u64(&plain, 0, "nr_tlb_remote_flush_received"), 4 * SMALL_MUNMAPS);
+	cr_expect_eq(table_u64(&dedup, 0, "nr_tlb_remote_flush_received"), 3 * SMALL_MUNMAPS);
+	cr_expect_eq(table_u64(&dedup, 0, "nr_tlb_remote_flush"),
+		     table_u64(&plain, 0, "nr_tlb_remote_flush"));
+	cr_expect_lt(table_u64(&dedup, 0, "ipis_sent"), table_u64(&plain, 0, "ipis_sent"));
+	/* haswell-i7 invalidates core-wide, the patch's premise: never stale. */
+	cr_expect_eq(table_u64(&plain, 0, "stale_hits"), 0);
+	cr_expect_eq(table_u64(&dedup, 0, "stale_hits"), 0);
+	table_clear(&plain);
+	table_clear(&dedup);
+}
+
+/*
+ * On the SDM's per-thread invalidation the de-dup leaves CPU 4's entries in
+ * place, but e2e-small cannot show it: the readers only touch "big" and no
+ * CPU ever holds a translation of a munmapped "small" page.  The run is the
+ * same as on haswell-i7, bar the topology's name.
+ */
+Test(e2e_policy, smt_thread_small_workload_has_no_stale_hits)
+{
+	struct table core, thread;
+	run_small(&core, "haswell-i7", "linux-4.5-smt-dedup");
+	run_small(&thread, "haswell-i7-smt-thread", "linux-4.5-smt-dedup");
+	cr_expect_eq(table_u64(&thread, 0, "stale_hits"), 0);
+	cr_expect_eq(table_u64(&thread, 0, "tlb_entries_invalidated"), 0);
+	for (unsigned i = 0; i < core.nr_fields; i++)
+		if (strcmp(core.header[i], "topology"))
+			cr_expect_str_eq(table_get(&thread, 0, core.header[i]),
+					 table_get(&core, 0, core.header[i]), "column %s",
+					 core.header[i]);
+	table_clear(&core);
+	table_clear(&thread);
+}
+
+/*
+ * e2e-smt-touch-munmap: 7 threads pinned to CPUs 1-7 read each chunk before
+ * main (CPU 0) munmaps it, so every CPU holds translations of the pages going
+ * away.  With per-thread invalidation the de-dup leaves the skipped siblings'
+ * entries behind (fewer entries invalidated than linux-4.5), yet there are no
+ * stale hits: nobody touches a chunk after its munmap (a program that did would
+ * get SIGSEGV unless a stale entry let the access through), so the leftover
+ * translations are never used.  This workload cannot show the hazard;
+ * e2e-smt-touch-madvise does.
+ */
+Test(e2e_policy, smt_thread_munmap_leaves_entries_but_no_stale_hits)
+{
+	struct table core_plain, core_dedup, thread_plain, thread_dedup;
+	run_row(&core_plain, "haswell-i7", TOUCH_MUNMAP, "linux-4.5", "1", NULL, NULL);
+	run_row(&core_dedup, "haswell-i7", TOUCH_MUNMAP, "linux-4.5-smt-dedup", "1", NULL, NULL);
+	run_row(&thread_plain, "haswell-i7-smt-thread", TOUCH_MUNMAP, "linux-4.5", "1", NULL, NULL);
+	run_row(&thread_dedup, "haswell-i7-smt-thread", TOUCH_MUNMAP, "linux-4.5-smt-dedup", "1",
+		NULL, NULL);
+	const struct table *all[] = {&core_plain, &core_dedup, &thread_plain, &thread_dedup};
+	for (size_t i = 0; i < G_N_ELEMENTS(all); i++) {
+		cr_expect_eq(table_u64(all[i], 0, "stale_hits"), 0, "run %zu", i);
+		/* 16 munmaps; targets CPUs 1-7 (linux-4.5), or one CPU of each of
+		 * cores 1-3 (de-dup: CPU 4 shares core 0 with the initiator). */
+		cr_expect_eq(table_u64(all[i], 0, "nr_tlb_remote_flush"), 16, "run %zu", i);
+		cr_expect_eq(table_u64(all[i], 0, "nr_tlb_remote_flush_received"),
+			     (i % 2 ? 3 : 7) * 16, "run %zu", i);
+	}
+	cr_expect_lt(table_u64(&thread_dedup, 0, "tlb_entries_invalidated"),
+		     table_u64(&thread_plain, 0, "tlb_entries_invalidated"));
+	table_clear(&core_plain);
+	table_clear(&core_dedup);
+	table_clear(&thread_plain);
+	table_clear(&thread_dedup);
+}
+
+/*
+ * e2e-smt-touch-madvise: the same, but with madvise(MADV_DONTNEED), after
+ * which the VMA stays mapped and the threads read the chunk again.  A thread
+ * whose CPU still holds a zapped translation hits it instead of faulting.
+ * Under de-dup the IPI goes to cores 1-3's thread 0 only; on per-thread
+ * invalidation CPUs 4-7 keep their entries: 4 CPUs x 8 pages x 16 chunks
+ * stale hits, and only the 3 CPUs that were flushed fault.
+ */
+Test(e2e_policy, smt_thread_dedup_madvise_gives_stale_hits)
+{
+	struct table core_dedup, thread_plain, thread_dedup;
+	run_row(&core_dedup, "haswell-i7", TOUCH_MADVISE, "linux-4.5-smt-dedup", "1", NULL, NULL);
+	run_row(&thread_plain, "haswell-i7-smt-thread", TOUCH_MADVISE, "linux-4.5", "1", NULL,
+		NULL);
+	run_row(&thread_dedup, "haswell-i7-smt-thread", TOUCH_MADVISE, "linux-4.5-smt-dedup", "1",
+		NULL, NULL);
+	cr_expect_eq(table_u64(&core_dedup, 0, "stale_hits"), 0);
+	cr_expect_eq(table_u64(&thread_plain, 0, "stale_hits"), 0);
+	cr_expect_gt(table_u64(&thread_dedup, 0, "stale_hits"), 0);
+	cr_expect_eq(table_u64(&thread_dedup, 0, "stale_hits"), 4 * 8 * 16);
+	cr_expect_eq(table_u64(&core_dedup, 0, "page_faults"), 7 * 8 * 16);
+	cr_expect_eq(table_u64(&thread_plain, 0, "page_faults"), 7 * 8 * 16);
+	cr_expect_eq(table_u64(&thread_dedup, 0, "page_faults"), 3 * 8 * 16);
+	table_clear(&core_dedup);
+	table_clear(&thread_plain);
+	table_clear(&thread_dedup);
+}
+
+/* --strict turns stale hits into exit 3; the CSV is still written whole and
+ * the stale hits are reported on stderr with or without --strict. */
+Test(e2e_policy, strict_exits_3_on_stale_hits)
+{
+	struct run r;
+	run_tlbsim(&r, "-q", "--strict", "-T", "haswell-i7-smt-thread", "-w", TOUCH_MADVISE, "-p",
+		   "linux-4.5-smt-dedup", NULL);
+	expect_status(&r, 3);
+	cr_expect(strstr(r.err, "512 stale TLB hits") != NULL, "stderr: %s", r.err);
+	struct table t;
+	table_parse(&t, r.out);
+	cr_expect_eq(t.rows->len, 1);
+	cr_expect_eq(table_u64(&t, 0, "stale_hits"), 512);
+	table_clear(&t);
+	run_clear(&r);
+
+	run_tlbsim(&r, "-q", "-T", "haswell-i7-smt-thread", "-w", TOUCH_MADVISE, "-p",
+		   "linux-4.5-smt-dedup", NULL);
+	expect_status(&r, 0);
+	cr_expect(strstr(r.err, "512 stale TLB hits") != NULL, "stderr: %s", r.err);
+	run_clear(&r);
+
+	run_tlbsim(&r, "-q", "--strict", "-T", "haswell-i7", "-w", TOUCH_MADVISE, "-p",
+		   "linux-4.5-smt-dedup", NULL);
+	expect_status(&r, 0);
+	cr_expect_str_empty(r.err);
+	run_clear(&r);
+}
+
+/* --------------------------------------------------------------------------
+ * The full munmap16 run (several seconds: once only)
+ * ------------------------------------------------------------------------ */
+
+Test(e2e_munmap16, haswell_i7_linux_4_5, .timeout = 300)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", "munmap16", "-p", "linux-4.5", NULL);
+	expect_status(&r, 0);
+	struct table t;
+	table_parse(&t, r.out);
+	char *header = expected_header();
+	char *got = g_strjoinv(",", t.header);
+	cr_expect_str_eq(got, header);
+	cr_assert_eq(t.rows->len, 1);
+	expect_field_formats(&t);
+	expect_identities(&t, "munmap16");
+
+	char *line = g_strchomp(g_strdup(r.err));
+	cr_expect(matches(HARNESS_SUMMARY, line), "summary: %s", r.err);
+
+	/* 1 GiB / 4 KiB / 64 pages per munmap = 4096 calls, one shootdown each:
+	 * only the first page of each region is populated, so every call
+	 * flushes one page. */
+	uint64_t flushes = table_u64(&t, 0, "nr_tlb_remote_flush");
+	cr_expect_eq(table_u64(&t, 0, "op_count"), 4096);
+	cr_expect_eq(flushes, 4096);
+	/* 16 unpinned readers keep all 8 CPUs busy with the mm all through the
+	 * phase, so no CPU goes lazy and mm_cpumask holds all 8: linux-4.5 sends
+	 * each shootdown to every CPU in it but the initiator, 7 receivers each. */
+	cr_expect_eq(table_u64(&t, 0, "nr_tlb_remote_flush_received"), 7 * flushes);
+	cr_expect_eq(table_u64(&t, 0, "ipis_received"), 7 * flushes);
+	cr_expect_eq(table_u64(&t, 0, "stale_hits"), 0);
+	g_free(line);
+	g_free(got);
+	g_free(header);
+	table_clear(&t);
+	run_clear(&r);
+}
