@@ -54,8 +54,8 @@ const struct tlb_geometry *tlb_geometry(const struct tlb *tlb);
 
 /**
  * tlb_lookup() - translate @vaddr for @asid, probing every page size the
- * structure holds (4K first).  A hit refreshes LRU and returns the entry (valid
- * until the next fill or flush); a miss returns NULL.  @owner: TLB_ANY_OWNER or
+ * structure holds (4K first).  A hit refreshes LRU and returns a copy of the entry
+ * (valid until the next lookup in this structure); a miss returns NULL.  @owner: TLB_ANY_OWNER or
  * the CPU whose entries alone may match.  Counts one lookup either way.
  */
 const struct tlb_entry *tlb_lookup(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner);
