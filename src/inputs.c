@@ -9,7 +9,8 @@
 #include "tlbsim/inputs.h"
 
 static const char *const folders[NR_INPUT_KINDS] = {"topologies", "workloads", "policies"};
-static const char *const prefixes[NR_INPUT_KINDS] = {"topology", "workload", "policy"};
+/* NULL-terminated: config_suggest() reads it as a list. */
+static const char *const prefixes[NR_INPUT_KINDS + 1] = {"topology", "workload", "policy", NULL};
 
 const char *inputs_folder(enum inputs_kind kind)
 {
@@ -158,13 +159,21 @@ static bool apply_sets(enum inputs_kind kind, cJSON *json, const char *const *se
 		}
 		GError *set_error = NULL;
 		bool ok = config_apply_set(json, path, eq + 1, &set_error);
-		g_free(path);
 		if (!ok) {
+			/* config_apply_set() starts with "--set PATH: " for the path it got;
+			 * name the whole argument instead, once. */
+			char *own = g_strdup_printf("--set %s: ", path);
+			const char *reason = set_error->message;
+			if (g_str_has_prefix(reason, own))
+				reason += strlen(own);
 			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID, "--set %s: %s", *s,
-				    set_error->message);
+				    reason);
+			g_free(own);
 			g_error_free(set_error);
-			return false;
 		}
+		g_free(path);
+		if (!ok)
+			return false;
 	}
 	return true;
 }

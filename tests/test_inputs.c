@@ -1,0 +1,557 @@
+/*
+ * Tests of src/inputs.c: bare names and paths resolve, unknown names get a
+ * suggestion, the bundled lists are sorted, --set overrides reach the loaded
+ * topology, workload and policy (and are validated like the file), and
+ * $TLBSIM_DATADIR is searched before the source tree.
+ *
+ * Every test starts without TLBSIM_DATADIR; the search-order tests set it to
+ * a temporary folder of their own (Criterion runs each test in its own
+ * process, so setenv() does not leak into other tests).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <criterion/criterion.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include "tlbsim/config.h"
+#include "tlbsim/error.h"
+#include "tlbsim/inputs.h"
+
+#ifndef TLBSIM_TEST_DATA
+#error "TLBSIM_TEST_DATA must be the absolute path of tests/data"
+#endif
+#ifndef TLBSIM_SOURCE_DIR
+#error "TLBSIM_SOURCE_DIR must be the absolute path of the source tree"
+#endif
+
+#define HASWELL_PATH TLBSIM_SOURCE_DIR "/topologies/haswell-i7.json"
+#define MUNMAP16_PATH TLBSIM_SOURCE_DIR "/workloads/munmap16.json"
+#define LINUX45_PATH TLBSIM_SOURCE_DIR "/policies/linux-4.5.json"
+
+static void no_datadir(void)
+{
+	g_unsetenv("TLBSIM_DATADIR");
+}
+
+TestSuite(inputs_resolve, .init = no_datadir);
+TestSuite(inputs_list, .init = no_datadir);
+TestSuite(inputs_load, .init = no_datadir);
+TestSuite(inputs_set, .init = no_datadir);
+TestSuite(inputs_datadir, .init = no_datadir);
+
+/* ---- Helpers ---------------------------------------------------------------- */
+
+static char *resolve_ok(enum inputs_kind kind, const char *name)
+{
+	GError *err = NULL;
+	char *path = inputs_resolve(kind, name, &err);
+	cr_assert_not_null(path, "%s", err != NULL ? err->message : "?");
+	cr_assert_null(err);
+	return path;
+}
+
+static void expect_resolve_error(enum inputs_kind kind, const char *name, const char *message)
+{
+	GError *err = NULL;
+	char *path = inputs_resolve(kind, name, &err);
+	cr_assert_null(path, "resolved %s to %s", name, path);
+	cr_assert_not_null(err);
+	cr_expect_eq(err->domain, TLBSIM_ERROR);
+	cr_expect_eq(err->code, TLBSIM_ERROR_IO);
+	cr_expect_str_eq(err->message, message);
+	g_error_free(err);
+}
+
+/* inputs_load() of the three names with @sets (NULL-terminated or NULL). */
+static bool load(const char *topology, const char *workload, const char *policy,
+		 const char *const *sets, struct inputs *inputs, GError **err)
+{
+	struct inputs_request request = {
+	    .names =
+		{[INPUT_TOPOLOGY] = topology, [INPUT_WORKLOAD] = workload, [INPUT_POLICY] = policy},
+	    .sets = sets,
+	};
+	return inputs_load(&request, inputs, err);
+}
+
+/* The bundled haswell-i7 / munmap16 / linux-4.5 with @sets. */
+static void load_default_ok(const char *const *sets, struct inputs *inputs)
+{
+	GError *err = NULL;
+	bool ok = load("haswell-i7", "munmap16", "linux-4.5", sets, inputs, &err);
+	cr_assert(ok, "%s", err != NULL ? err->message : "?");
+	cr_assert_null(err);
+}
+
+/* Loading the bundled inputs with the one override @set fails with @message. */
+static void expect_set_error(const char *set, const char *message)
+{
+	const char *const sets[] = {set, NULL};
+	struct inputs inputs;
+	GError *err = NULL;
+	bool ok = load("haswell-i7", "munmap16", "linux-4.5", sets, &inputs, &err);
+	cr_assert_not(ok, "loaded with --set %s", set);
+	cr_assert_not_null(err);
+	cr_expect_eq(err->domain, TLBSIM_ERROR);
+	cr_expect_eq(err->code, TLBSIM_ERROR_INVALID, "code %d: %s", err->code, err->message);
+	cr_expect_str_eq(err->message, message);
+	g_error_free(err);
+	/* A failed load leaves nothing behind. */
+	cr_expect_null(inputs.topology);
+	cr_expect_null(inputs.workload);
+	cr_expect_null(inputs.policy);
+	cr_expect_null(inputs.paths[INPUT_TOPOLOGY]);
+	inputs_clear(&inputs);
+}
+
+static int64_t param(const struct workload *w, const char *name)
+{
+	int64_t v = 0;
+	cr_assert(workload_param(w, name, &v), "no parameter %s", name);
+	return v;
+}
+
+/* @list contains @name. */
+static bool has(char *const *list, const char *name)
+{
+	return g_strv_contains((const char *const *)list, name);
+}
+
+/* Strictly increasing, so sorted and without duplicates. */
+static void expect_sorted_unique(char *const *list)
+{
+	for (unsigned i = 0; list[i] != NULL && list[i + 1] != NULL; i++)
+		cr_expect_lt(strcmp(list[i], list[i + 1]), 0, "\"%s\" before \"%s\"", list[i],
+			     list[i + 1]);
+}
+
+/* ---- Resolving names ---------------------------------------------------------- */
+
+Test(inputs_resolve, bare_name_with_and_without_json)
+{
+	char *a = resolve_ok(INPUT_TOPOLOGY, "haswell-i7");
+	char *b = resolve_ok(INPUT_TOPOLOGY, "haswell-i7.json");
+	cr_expect_str_eq(a, HASWELL_PATH);
+	cr_expect_str_eq(b, HASWELL_PATH);
+	g_free(a);
+	g_free(b);
+
+	a = resolve_ok(INPUT_WORKLOAD, "munmap16");
+	cr_expect_str_eq(a, MUNMAP16_PATH);
+	g_free(a);
+	a = resolve_ok(INPUT_POLICY, "linux-4.5.json");
+	cr_expect_str_eq(a, LINUX45_PATH);
+	g_free(a);
+}
+
+Test(inputs_resolve, kinds_have_their_own_folders)
+{
+	cr_expect_str_eq(inputs_folder(INPUT_TOPOLOGY), "topologies");
+	cr_expect_str_eq(inputs_folder(INPUT_WORKLOAD), "workloads");
+	cr_expect_str_eq(inputs_folder(INPUT_POLICY), "policies");
+	/* A topology's name is no workload's: no suggestion, the list instead. */
+	GError *err = NULL;
+	char *path = inputs_resolve(INPUT_WORKLOAD, "haswell-i7", &err);
+	cr_assert_null(path);
+	cr_assert_not_null(err);
+	cr_expect(
+	    g_str_has_prefix(err->message, "no workload named \"haswell-i7\"; bundled ones: "),
+	    "%s", err->message);
+	cr_expect(strstr(err->message, "munmap16") != NULL, "%s", err->message);
+	g_error_free(err);
+}
+
+Test(inputs_resolve, path)
+{
+	char *p = resolve_ok(INPUT_WORKLOAD, TLBSIM_TEST_DATA "/wl-all-ops.json");
+	cr_expect_str_eq(p, TLBSIM_TEST_DATA "/wl-all-ops.json");
+	g_free(p);
+	/* A path is taken as it is: no ".json" added, no folder searched. */
+	expect_resolve_error(INPUT_WORKLOAD, TLBSIM_TEST_DATA "/wl-all-ops",
+			     TLBSIM_TEST_DATA "/wl-all-ops: no such file");
+	expect_resolve_error(INPUT_TOPOLOGY, "topologies/nope.json",
+			     "topologies/nope.json: no such file");
+}
+
+Test(inputs_resolve, unknown_name_did_you_mean)
+{
+	expect_resolve_error(INPUT_TOPOLOGY, "haswel-i7",
+			     "no topology named \"haswel-i7\" (did you mean \"haswell-i7\"?)");
+	expect_resolve_error(INPUT_POLICY, "linux-4.6",
+			     "no policy named \"linux-4.6\" (did you mean \"linux-4.5\"?)");
+	expect_resolve_error(INPUT_WORKLOAD, "munmap17.json",
+			     "no workload named \"munmap17.json\" (did you mean \"munmap16\"?)");
+}
+
+Test(inputs_resolve, unknown_name_lists_the_bundled_ones)
+{
+	GError *err = NULL;
+	char *path = inputs_resolve(INPUT_POLICY, "zzzzzz", &err);
+	cr_assert_null(path);
+	cr_assert_not_null(err);
+	cr_expect(g_str_has_prefix(err->message, "no policy named \"zzzzzz\"; bundled ones: "),
+		  "%s", err->message);
+	cr_expect(strstr(err->message, "linux-3.11, ") != NULL, "%s", err->message);
+	cr_expect(strstr(err->message, "linux-4.5") != NULL, "%s", err->message);
+	g_error_free(err);
+}
+
+/* ---- Lists ------------------------------------------------------------------- */
+
+Test(inputs_list, bundled_names_sorted)
+{
+	char **topologies = inputs_list(INPUT_TOPOLOGY);
+	cr_expect(has(topologies, "haswell-i7"));
+	cr_expect(has(topologies, "haswell-i7-smt-thread"));
+	cr_expect_not(has(topologies, "haswell-i7.json"), "names, not file names");
+	expect_sorted_unique(topologies);
+	g_strfreev(topologies);
+
+	char **workloads = inputs_list(INPUT_WORKLOAD);
+	cr_expect(has(workloads, "munmap16"));
+	cr_expect(has(workloads, "munmap"));
+	expect_sorted_unique(workloads);
+	g_strfreev(workloads);
+
+	char **policies = inputs_list(INPUT_POLICY);
+	cr_expect(has(policies, "linux-4.5"));
+	cr_expect(has(policies, "linux-3.11"));
+	cr_expect(has(policies, "linux-4.5-smt-dedup"));
+	expect_sorted_unique(policies);
+	g_strfreev(policies);
+}
+
+/* ---- Loading ------------------------------------------------------------------- */
+
+Test(inputs_load, bundled_names)
+{
+	struct inputs inputs;
+	load_default_ok(NULL, &inputs);
+	cr_expect_str_eq(inputs.paths[INPUT_TOPOLOGY], HASWELL_PATH);
+	cr_expect_str_eq(inputs.paths[INPUT_WORKLOAD], MUNMAP16_PATH);
+	cr_expect_str_eq(inputs.paths[INPUT_POLICY], LINUX45_PATH);
+	cr_expect_str_eq(inputs.names[INPUT_TOPOLOGY], "haswell-i7");
+	cr_expect_str_eq(inputs.names[INPUT_WORKLOAD], "munmap16");
+	cr_expect_str_eq(inputs.names[INPUT_POLICY], "linux-4.5");
+	cr_expect_eq(topology_nr_cpus(inputs.topology), 8);
+	cr_expect_eq(inputs.topology->costs.invlpg, 113);
+	cr_expect_eq(param(inputs.workload, "threads"), 16);
+	cr_expect_eq(param(inputs.workload, "munmaps"), 4096);
+	cr_expect_eq(inputs.policy->single_page_flush_ceiling, 33);
+	inputs_clear(&inputs);
+	cr_expect_null(inputs.topology);
+	cr_expect_null(inputs.names[INPUT_POLICY]);
+	inputs_clear(&inputs); /* twice is harmless */
+}
+
+Test(inputs_load, paths_and_cpus_from_the_topology)
+{
+	struct inputs inputs;
+	GError *err = NULL;
+	bool ok = load(TLBSIM_TEST_DATA "/tiny-2cpu.json", TLBSIM_TEST_DATA "/wl-all-ops.json",
+		       TLBSIM_TEST_DATA "/pol-custom.json", NULL, &inputs, &err);
+	cr_assert(ok, "%s", err != NULL ? err->message : "?");
+	cr_expect_str_eq(inputs.paths[INPUT_WORKLOAD], TLBSIM_TEST_DATA "/wl-all-ops.json");
+	cr_expect_str_eq(inputs.names[INPUT_TOPOLOGY], "tiny-2cpu");
+	cr_expect_str_eq(inputs.names[INPUT_WORKLOAD], "all-ops");
+	cr_expect_str_eq(inputs.names[INPUT_POLICY], "pol-custom");
+	/* wl-all-ops.json: "pages": "$cpus * 2", and the machine has 2 CPUs. */
+	cr_expect_eq(param(inputs.workload, "pages"), 4);
+	cr_expect_eq(inputs.policy->tlb_flushall_shift, 2);
+	inputs_clear(&inputs);
+}
+
+Test(inputs_load, errors_name_the_file)
+{
+	struct inputs inputs;
+	GError *err = NULL;
+	cr_assert_not(load("haswell-i7", "munmap16", "linux-4.55", NULL, &inputs, &err));
+	cr_expect_str_eq(err->message, "no policy named \"linux-4.55\" (did you mean "
+				       "\"linux-4.5\"?)");
+	g_clear_error(&err);
+	cr_expect_null(inputs.topology, "the topology loaded first is freed again");
+	inputs_clear(&inputs);
+
+	/* A workload given as the topology: refused with the file's name. */
+	cr_assert_not(load(TLBSIM_TEST_DATA "/wl-all-ops.json", "munmap16", "linux-4.5", NULL,
+			   &inputs, &err));
+	cr_expect(g_str_has_prefix(err->message, TLBSIM_TEST_DATA "/wl-all-ops.json: $: unknown "
+								  "key "),
+		  "%s", err->message);
+	g_clear_error(&err);
+	inputs_clear(&inputs);
+}
+
+/* ---- --set ------------------------------------------------------------------------ */
+
+Test(inputs_set, topology_cost)
+{
+	struct inputs plain, inputs;
+	load_default_ok(NULL, &plain);
+	const char *const sets[] = {"topology.costs.invlpg=200", NULL};
+	load_default_ok(sets, &inputs);
+	cr_expect_eq(plain.topology->costs.invlpg, 113);
+	cr_expect_eq(inputs.topology->costs.invlpg, 200);
+	cr_expect_eq(inputs.topology->costs.flush_all, plain.topology->costs.flush_all,
+		     "nothing else changes");
+	inputs_clear(&plain);
+	inputs_clear(&inputs);
+}
+
+Test(inputs_set, workload_param_sugar_and_dependents)
+{
+	const char *const sets[] = {"workload.threads=24", NULL};
+	struct inputs inputs;
+	load_default_ok(sets, &inputs);
+	cr_expect_eq(param(inputs.workload, "threads"), 24);
+	cr_assert_eq(inputs.workload->nr_groups, 2);
+	cr_expect_eq(inputs.workload->groups[1].count, 24, "\"count\": \"$threads\"");
+	inputs_clear(&inputs);
+
+	/* munmaps = $file_size / 4096 / $pages_per_munmap follows. */
+	const char *const pages[] = {"workload.pages_per_munmap=8", NULL};
+	load_default_ok(pages, &inputs);
+	cr_expect_eq(param(inputs.workload, "munmaps"), 32768);
+	cr_expect_eq(inputs.workload->regions[1].chunks, 32768);
+	cr_expect_eq(inputs.workload->regions[1].chunk_bytes, 8 * 4096);
+	inputs_clear(&inputs);
+
+	/* The full path works too, and a top-level key is not taken for a param. */
+	const char *const full[] = {"workload.params.threads=5", "workload.name=renamed", NULL};
+	load_default_ok(full, &inputs);
+	cr_expect_eq(param(inputs.workload, "threads"), 5);
+	cr_expect_str_eq(inputs.workload->name, "renamed");
+	cr_expect_str_eq(inputs.names[INPUT_WORKLOAD], "renamed");
+	inputs_clear(&inputs);
+}
+
+Test(inputs_set, policy_knob)
+{
+	const char *const sets[] = {"policy.single_page_flush_ceiling=1", NULL};
+	struct inputs inputs;
+	load_default_ok(sets, &inputs);
+	cr_expect_eq(inputs.policy->single_page_flush_ceiling, 1);
+	inputs_clear(&inputs);
+
+	const char *const targets[] = {"policy.flush_targets=smt_dedup",
+				       "policy.sched.latency_ns=12000000", NULL};
+	load_default_ok(targets, &inputs);
+	cr_expect_eq(inputs.policy->targets, &flush_targets_smt_dedup);
+	cr_expect_eq(inputs.policy->sched.latency_ns, 12000000);
+	inputs_clear(&inputs);
+}
+
+Test(inputs_set, all_kinds_at_once)
+{
+	const char *const sets[] = {"policy.single_page_flush_ceiling=1",
+				    "topology.costs.invlpg=200", "workload.threads=24", NULL};
+	struct inputs inputs;
+	load_default_ok(sets, &inputs);
+	cr_expect_eq(inputs.topology->costs.invlpg, 200);
+	cr_expect_eq(inputs.workload->groups[1].count, 24);
+	cr_expect_eq(inputs.policy->single_page_flush_ceiling, 1);
+	inputs_clear(&inputs);
+}
+
+Test(inputs_set, bad_kind)
+{
+	expect_set_error("topolgy.x=1", "--set topolgy.x=1: unknown kind \"topolgy\" (did you "
+					"mean \"topology\"?) (expected topology, workload or "
+					"policy)");
+	expect_set_error("machine.x=1", "--set machine.x=1: unknown kind \"machine\" (expected "
+					"topology, workload or policy)");
+}
+
+Test(inputs_set, malformed)
+{
+	expect_set_error("workload.threads",
+			 "--set workload.threads: expected KIND.PATH=VALUE with KIND topology, "
+			 "workload or policy (e.g. --set workload.threads=24)");
+	expect_set_error("threads=24", "--set threads=24: expected KIND.PATH=VALUE with KIND "
+				       "topology, workload or policy (e.g. --set "
+				       "workload.threads=24)");
+	expect_set_error("topology.tlbs[9].entries=1",
+			 "--set topology.tlbs[9].entries=1: index 9 out of range (array has 4 "
+			 "elements)");
+	expect_set_error("policy.name..x=1",
+			 "--set policy.name..x=1: bad path: expected a key of letters, digits, '_' "
+			 "or '-' at '.x'");
+}
+
+Test(inputs_set, invalid_value_gives_the_file_error)
+{
+	expect_set_error("workload.threads=0",
+			 MUNMAP16_PATH ": $.tasks[1].count: expected a value in [1, 65536], got 0 "
+				       "(from \"$threads\")");
+	expect_set_error("policy.single_page_flush_ceiling=-1",
+			 LINUX45_PATH ": $.single_page_flush_ceiling: expected an integer in [0, "
+				      "1048576], got -1");
+	expect_set_error("topology.costs.invlpg=-5",
+			 HASWELL_PATH ": $.costs.invlpg.value: expected an integer in [0, "
+				      "1000000000], got -5");
+	expect_set_error("policy.flush_targets=smt",
+			 LINUX45_PATH ": $.flush_targets: expected one of \"mm_cpumask\", "
+				      "\"smt_dedup\", got \"smt\" (did you mean \"smt_dedup\"?)");
+}
+
+Test(inputs_set, unknown_key_gives_the_file_error)
+{
+	expect_set_error("policy.single_page_flush_cieling=3", LINUX45_PATH
+			 ": $: unknown key \"single_page_flush_cieling\" (did you mean "
+			 "\"single_page_flush_ceiling\"?)");
+	expect_set_error("workload.report.summry=x",
+			 MUNMAP16_PATH ": $.report: unknown key \"summry\" (did you mean "
+				       "\"summary\"?)");
+	expect_set_error("topology.costs.invlgp=1",
+			 HASWELL_PATH ": $.costs: unknown key \"invlgp\" (did you mean "
+				      "\"invlpg\"?)");
+}
+
+/* ---- $TLBSIM_DATADIR ---------------------------------------------------------- */
+
+/* A temporary data folder with topologies/, workloads/ and policies/. */
+struct datadir {
+	char *root;
+	GPtrArray *files; /* created, removed in reverse order with the folders */
+};
+
+static void datadir_add(struct datadir *d, const char *folder, const char *file,
+			const char *copy_of)
+{
+	char *text = NULL;
+	GError *err = NULL;
+	cr_assert(g_file_get_contents(copy_of, &text, NULL, &err), "%s",
+		  err != NULL ? err->message : "?");
+	char *path = g_build_filename(d->root, folder, file, NULL);
+	cr_assert(g_file_set_contents(path, text, -1, &err), "%s",
+		  err != NULL ? err->message : "?");
+	g_ptr_array_add(d->files, path);
+	g_free(text);
+}
+
+static void datadir_init(struct datadir *d)
+{
+	GError *err = NULL;
+	d->root = g_dir_make_tmp("tlbsim-test-inputs-XXXXXX", &err);
+	cr_assert_not_null(d->root, "%s", err != NULL ? err->message : "?");
+	d->files = g_ptr_array_new_with_free_func(g_free);
+	for (int k = 0; k < NR_INPUT_KINDS; k++) {
+		char *dir = g_build_filename(d->root, inputs_folder((enum inputs_kind)k), NULL);
+		cr_assert_eq(g_mkdir(dir, 0700), 0);
+		g_free(dir);
+	}
+	/* Same names as bundled files, other contents: which one wins shows. */
+	datadir_add(d, "workloads", "munmap16.json", TLBSIM_TEST_DATA "/wl-tiny.json");
+	datadir_add(d, "policies", "linux-4.5.json", TLBSIM_TEST_DATA "/pol-custom.json");
+	/* New names. */
+	datadir_add(d, "topologies", "aaa-tiny.json", TLBSIM_TEST_DATA "/tiny-2cpu.json");
+	datadir_add(d, "workloads", "wl-all-ops.json", TLBSIM_TEST_DATA "/wl-all-ops.json");
+	datadir_add(d, "workloads", "README.txt", TLBSIM_TEST_DATA "/wl-tiny.json");
+	g_setenv("TLBSIM_DATADIR", d->root, TRUE);
+}
+
+static void datadir_remove(struct datadir *d)
+{
+	for (unsigned i = 0; i < d->files->len; i++)
+		cr_expect_eq(g_remove(g_ptr_array_index(d->files, i)), 0);
+	for (int k = 0; k < NR_INPUT_KINDS; k++) {
+		char *dir = g_build_filename(d->root, inputs_folder((enum inputs_kind)k), NULL);
+		cr_expect_eq(g_rmdir(dir), 0);
+		g_free(dir);
+	}
+	cr_expect_eq(g_rmdir(d->root), 0);
+	g_ptr_array_free(d->files, TRUE);
+	g_free(d->root);
+}
+
+Test(inputs_datadir, searched_first)
+{
+	struct datadir d;
+	datadir_init(&d);
+
+	char *want = g_build_filename(d.root, "workloads", "munmap16.json", NULL);
+	char *path = resolve_ok(INPUT_WORKLOAD, "munmap16");
+	cr_expect_str_eq(path, want);
+	g_free(path);
+	path = resolve_ok(INPUT_WORKLOAD, "munmap16.json");
+	cr_expect_str_eq(path, want);
+	g_free(path);
+	g_free(want);
+
+	/* Names only in the source tree still resolve there. */
+	path = resolve_ok(INPUT_WORKLOAD, "munmap");
+	cr_expect_str_eq(path, TLBSIM_SOURCE_DIR "/workloads/munmap.json");
+	g_free(path);
+	path = resolve_ok(INPUT_TOPOLOGY, "haswell-i7");
+	cr_expect_str_eq(path, HASWELL_PATH);
+	g_free(path);
+
+	/* And suggestions come from both. */
+	expect_resolve_error(INPUT_TOPOLOGY, "aaa-tin",
+			     "no topology named \"aaa-tin\" (did you mean \"aaa-tiny\"?)");
+	datadir_remove(&d);
+}
+
+Test(inputs_datadir, load_takes_the_first_match)
+{
+	struct datadir d;
+	datadir_init(&d);
+
+	struct inputs inputs;
+	GError *err = NULL;
+	bool ok = load("aaa-tiny", "munmap16", "linux-4.5", NULL, &inputs, &err);
+	cr_assert(ok, "%s", err != NULL ? err->message : "?");
+	cr_expect_str_eq(inputs.names[INPUT_TOPOLOGY], "tiny-2cpu");
+	cr_expect_str_eq(inputs.names[INPUT_WORKLOAD], "wl-tiny", "the DATADIR copy, not munmap16");
+	cr_expect_str_eq(inputs.names[INPUT_POLICY], "pol-custom");
+	cr_expect(g_str_has_prefix(inputs.paths[INPUT_WORKLOAD], d.root));
+	cr_expect_eq(inputs.workload->nr_groups, 1);
+	inputs_clear(&inputs);
+
+	/* --set applies to the file found. */
+	const char *const sets[] = {"workload.threads=3", NULL};
+	ok = load("aaa-tiny", "munmap16", "linux-4.5", sets, &inputs, &err);
+	cr_assert(ok, "%s", err != NULL ? err->message : "?");
+	cr_expect_eq(inputs.workload->groups[0].count, 3);
+	inputs_clear(&inputs);
+	datadir_remove(&d);
+}
+
+Test(inputs_datadir, list_merges_sorted_and_deduplicated)
+{
+	struct datadir d;
+	datadir_init(&d);
+
+	char **workloads = inputs_list(INPUT_WORKLOAD);
+	cr_expect(has(workloads, "munmap16"));
+	cr_expect(has(workloads, "munmap"));
+	cr_expect(has(workloads, "wl-all-ops"));
+	cr_expect_not(has(workloads, "README"));
+	cr_expect_not(has(workloads, "README.txt"));
+	expect_sorted_unique(workloads);
+	g_strfreev(workloads);
+
+	char **topologies = inputs_list(INPUT_TOPOLOGY);
+	cr_assert_not_null(topologies[0]);
+	cr_expect_str_eq(topologies[0], "aaa-tiny");
+	cr_expect(has(topologies, "haswell-i7"));
+	expect_sorted_unique(topologies);
+	g_strfreev(topologies);
+	datadir_remove(&d);
+}
+
+Test(inputs_datadir, empty_or_missing_is_ignored)
+{
+	g_setenv("TLBSIM_DATADIR", "", TRUE);
+	char *path = resolve_ok(INPUT_WORKLOAD, "munmap16");
+	cr_expect_str_eq(path, MUNMAP16_PATH);
+	g_free(path);
+
+	g_setenv("TLBSIM_DATADIR", "/nonexistent/tlbsim-data", TRUE);
+	path = resolve_ok(INPUT_WORKLOAD, "munmap16");
+	cr_expect_str_eq(path, MUNMAP16_PATH);
+	g_free(path);
+	char **list = inputs_list(INPUT_POLICY);
+	cr_expect(has(list, "linux-4.5"));
+	g_strfreev(list);
+}

@@ -1,0 +1,385 @@
+/*
+ * Tests of src/policy.c: every bundled preset loads and picks the mechanisms
+ * its name promises, mechanism names and knobs are checked with the JSON path
+ * in the message, the sched block has the CFS defaults, and
+ * policy_flushall_shift() picks the policy's or the CPU's shift.
+ * Messages are compared whole.
+ */
+#include <string.h>
+#include <criterion/criterion.h>
+#include <glib.h>
+#include "tlbsim/config.h"
+#include "tlbsim/error.h"
+#include "tlbsim/policy.h"
+
+#ifndef TLBSIM_TEST_DATA
+#error "TLBSIM_TEST_DATA must be the absolute path of tests/data"
+#endif
+#ifndef TLBSIM_SOURCE_DIR
+#error "TLBSIM_SOURCE_DIR must be the absolute path of the source tree"
+#endif
+
+#define POLICIES TLBSIM_SOURCE_DIR "/policies"
+#define CUSTOM TLBSIM_TEST_DATA "/pol-custom.json"
+
+/* The three required keys, for policies written inline. */
+#define REQUIRED                                                                                   \
+	"\"name\": \"t\", \"range_flush\": \"single_page_flush_ceiling\", "                        \
+	"\"munmap_flush_range\": \"gathered\", \"flush_targets\": \"mm_cpumask\""
+
+/* ---- Helpers ---------------------------------------------------------------- */
+
+static struct policy *load_text(const char *text, GError **err)
+{
+	cJSON *json = config_parse_string(text, "t.json", err);
+	cr_assert_not_null(json, "not JSON: %s", *err != NULL ? (*err)->message : "?");
+	struct policy *p = policy_from_json(json, "t.json", err);
+	cJSON_Delete(json);
+	return p;
+}
+
+static struct policy *load_ok(const char *text)
+{
+	GError *err = NULL;
+	struct policy *p = load_text(text, &err);
+	cr_assert_not_null(p, "%s", err != NULL ? err->message : "?");
+	cr_assert_null(err);
+	return p;
+}
+
+static struct policy *load_file(const char *path)
+{
+	GError *err = NULL;
+	cJSON *json = config_load_file(path, &err);
+	cr_assert_not_null(json, "%s", err != NULL ? err->message : "?");
+	struct policy *p = policy_from_json(json, path, &err);
+	cJSON_Delete(json);
+	cr_assert_not_null(p, "%s", err != NULL ? err->message : "?");
+	return p;
+}
+
+/* Loading @text fails with TLBSIM_ERROR_INVALID and exactly @message. */
+static void expect_error(const char *text, const char *message)
+{
+	GError *err = NULL;
+	struct policy *p = load_text(text, &err);
+	cr_assert_null(p, "loaded, expected: %s", message);
+	cr_assert_not_null(err, "no error, expected: %s", message);
+	cr_expect_eq(err->domain, TLBSIM_ERROR);
+	cr_expect_eq(err->code, TLBSIM_ERROR_INVALID, "code %d: %s", err->code, err->message);
+	cr_expect_str_eq(err->message, message);
+	g_error_free(err);
+}
+
+/* A policy with the required keys and @extra (members, without braces). */
+static char *with(const char *extra)
+{
+	return g_strdup_printf("{" REQUIRED "%s%s}", *extra ? ", " : "", extra);
+}
+
+static struct policy *with_ok(const char *extra)
+{
+	char *text = with(extra);
+	struct policy *p = load_ok(text);
+	g_free(text);
+	return p;
+}
+
+static void expect_with_error(const char *extra, const char *message)
+{
+	char *text = with(extra);
+	expect_error(text, message);
+	g_free(text);
+}
+
+/* ---- Bundled presets -------------------------------------------------------- */
+
+Test(policy_bundled, every_file_loads_under_its_own_name)
+{
+	GError *err = NULL;
+	GDir *dir = g_dir_open(POLICIES, 0, &err);
+	cr_assert_not_null(dir, "%s", err != NULL ? err->message : "?");
+	unsigned loaded = 0;
+	const char *entry;
+	while ((entry = g_dir_read_name(dir)) != NULL) {
+		if (!g_str_has_suffix(entry, ".json"))
+			continue;
+		char *path = g_build_filename(POLICIES, entry, NULL);
+		char *name = g_strndup(entry, strlen(entry) - strlen(".json"));
+		struct policy *p = load_file(path);
+		cr_expect_str_eq(p->name, name, "%s", path);
+		cr_expect_not_null(p->range, "%s", path);
+		cr_expect_not_null(p->targets, "%s", path);
+		cr_expect_gt(strlen(p->description), 0, "%s has a description", path);
+		policy_free(p);
+		g_free(name);
+		g_free(path);
+		loaded++;
+	}
+	g_dir_close(dir);
+	cr_expect_geq(loaded, 3);
+}
+
+Test(policy_bundled, linux_3_11)
+{
+	struct policy *p = load_file(POLICIES "/linux-3.11.json");
+	cr_expect_eq(p->range, &flush_range_tlb_flushall_shift);
+	cr_expect_eq(p->tlb_flushall_shift, POLICY_SHIFT_FROM_CPU);
+	cr_expect_eq(p->munmap_flush_range, MUNMAP_FLUSH_VMA);
+	cr_expect_eq(p->targets, &flush_targets_mm_cpumask);
+	cr_expect_eq(p->single_page_flush_ceiling, 33, "the default");
+	policy_free(p);
+}
+
+Test(policy_bundled, linux_4_5)
+{
+	struct policy *p = load_file(POLICIES "/linux-4.5.json");
+	cr_expect_str_eq(p->name, "linux-4.5");
+	cr_expect_eq(p->range, &flush_range_single_page_ceiling);
+	cr_expect_eq(p->single_page_flush_ceiling, 33);
+	cr_expect_eq(p->munmap_flush_range, MUNMAP_FLUSH_GATHERED);
+	cr_expect_eq(p->targets, &flush_targets_mm_cpumask);
+	cr_expect_eq(p->sched.latency_ns, 6000000);
+	policy_free(p);
+}
+
+Test(policy_bundled, linux_4_5_smt_dedup)
+{
+	struct policy *p = load_file(POLICIES "/linux-4.5-smt-dedup.json");
+	cr_expect_eq(p->range, &flush_range_single_page_ceiling);
+	cr_expect_eq(p->munmap_flush_range, MUNMAP_FLUSH_GATHERED);
+	cr_expect_eq(p->targets, &flush_targets_smt_dedup);
+	policy_free(p);
+}
+
+Test(policy_bundled, ops_tables_are_named)
+{
+	cr_expect_str_eq(flush_range_tlb_flushall_shift.name, "tlb_flushall_shift");
+	cr_expect_str_eq(flush_range_single_page_ceiling.name, "single_page_flush_ceiling");
+	cr_expect_str_eq(flush_targets_mm_cpumask.name, "mm_cpumask");
+	cr_expect_str_eq(flush_targets_smt_dedup.name, "smt_dedup");
+	cr_expect_not_null(flush_targets_smt_dedup.imitates);
+}
+
+Test(policy_bundled, custom_fixture_sets_every_knob)
+{
+	struct policy *p = load_file(CUSTOM);
+	cr_expect_str_eq(p->name, "pol-custom");
+	cr_expect_eq(p->range, &flush_range_tlb_flushall_shift);
+	cr_expect_eq(p->tlb_flushall_shift, 2, "a number with its source");
+	cr_expect_eq(p->single_page_flush_ceiling, 8);
+	cr_expect_eq(p->munmap_flush_range, MUNMAP_FLUSH_VMA);
+	cr_expect_eq(p->targets, &flush_targets_smt_dedup);
+	cr_expect_eq(p->sched.latency_ns, 24000000);
+	cr_expect_eq(p->sched.min_granularity_ns, 3000000);
+	cr_expect_eq(p->sched.wakeup_granularity_ns, 0);
+	policy_free(p);
+}
+
+/* ---- Mechanism names ---------------------------------------------------------- */
+
+Test(policy_names, minimal_policy_defaults)
+{
+	struct policy *p = with_ok("");
+	cr_expect_str_eq(p->name, "t");
+	cr_expect_str_eq(p->description, "", "description defaults to empty");
+	cr_expect_eq(p->range, &flush_range_single_page_ceiling);
+	cr_expect_eq(p->single_page_flush_ceiling, 33);
+	cr_expect_eq(p->tlb_flushall_shift, POLICY_SHIFT_FROM_CPU);
+	cr_expect_eq(p->munmap_flush_range, MUNMAP_FLUSH_GATHERED);
+	cr_expect_eq(p->targets, &flush_targets_mm_cpumask);
+	policy_free(p);
+	policy_free(NULL);
+}
+
+Test(policy_names, range_flush)
+{
+	expect_error("{\"name\": \"t\", \"range_flush\": \"single_page_ceiling\", "
+		     "\"munmap_flush_range\": \"gathered\", \"flush_targets\": \"mm_cpumask\"}",
+		     "t.json: $.range_flush: expected one of \"tlb_flushall_shift\", "
+		     "\"single_page_flush_ceiling\", got \"single_page_ceiling\" (did you mean "
+		     "\"single_page_flush_ceiling\"?)");
+	expect_error("{\"name\": \"t\", \"range_flush\": 1, \"munmap_flush_range\": \"gathered\", "
+		     "\"flush_targets\": \"mm_cpumask\"}",
+		     "t.json: $.range_flush: expected one of \"tlb_flushall_shift\", "
+		     "\"single_page_flush_ceiling\", got 1");
+	expect_error("{\"name\": \"t\", \"munmap_flush_range\": \"gathered\", "
+		     "\"flush_targets\": \"mm_cpumask\"}",
+		     "t.json: $: missing required key \"range_flush\"");
+}
+
+Test(policy_names, flush_targets)
+{
+	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
+		     "\"munmap_flush_range\": \"vma\", \"flush_targets\": \"smt-dedup\"}",
+		     "t.json: $.flush_targets: expected one of \"mm_cpumask\", \"smt_dedup\", got "
+		     "\"smt-dedup\" (did you mean \"smt_dedup\"?)");
+	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
+		     "\"munmap_flush_range\": \"vma\"}",
+		     "t.json: $: missing required key \"flush_targets\"");
+}
+
+Test(policy_names, munmap_flush_range)
+{
+	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
+		     "\"munmap_flush_range\": \"gather\", \"flush_targets\": \"mm_cpumask\"}",
+		     "t.json: $.munmap_flush_range: expected one of \"vma\", \"gathered\", got "
+		     "\"gather\" (did you mean \"gathered\"?)");
+	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
+		     "\"flush_targets\": \"mm_cpumask\"}",
+		     "t.json: $: missing required key \"munmap_flush_range\"");
+}
+
+Test(policy_names, unknown_keys)
+{
+	expect_with_error("\"single_page_flush_cieling\": 3",
+			  "t.json: $: unknown key \"single_page_flush_cieling\" (did you mean "
+			  "\"single_page_flush_ceiling\"?)");
+	expect_error("{\"range_flush\": \"tlb_flushall_shift\"}",
+		     "t.json: $: missing required key \"name\"");
+	expect_error("[]", "t.json: $: expected an object, got an array");
+}
+
+/* ---- tlb_flushall_shift ------------------------------------------------------ */
+
+Test(policy_shift, cpu_or_integer)
+{
+	struct policy *p = with_ok("\"tlb_flushall_shift\": \"cpu\"");
+	cr_expect_eq(p->tlb_flushall_shift, POLICY_SHIFT_FROM_CPU);
+	policy_free(p);
+
+	static const int allowed[] = {-1, 0, 6, 16};
+	for (size_t i = 0; i < G_N_ELEMENTS(allowed); i++) {
+		char *extra = g_strdup_printf("\"tlb_flushall_shift\": %d", allowed[i]);
+		p = with_ok(extra);
+		cr_expect_eq(p->tlb_flushall_shift, allowed[i]);
+		policy_free(p);
+		g_free(extra);
+	}
+
+	p = with_ok("\"tlb_flushall_shift\": {\"value\": 5, \"source\": \"a table\"}");
+	cr_expect_eq(p->tlb_flushall_shift, 5);
+	policy_free(p);
+}
+
+Test(policy_shift, refused_values)
+{
+	expect_with_error("\"tlb_flushall_shift\": 17",
+			  "t.json: $.tlb_flushall_shift: expected an integer in [-1, 16], got 17");
+	expect_with_error("\"tlb_flushall_shift\": -2",
+			  "t.json: $.tlb_flushall_shift: expected an integer in [-1, 16], got -2");
+	expect_with_error("\"tlb_flushall_shift\": 1.5",
+			  "t.json: $.tlb_flushall_shift: expected an integer in [-1, 16], got 1.5");
+	expect_with_error(
+	    "\"tlb_flushall_shift\": \"abc\"",
+	    "t.json: $.tlb_flushall_shift: expected \"cpu\" or an integer in [-1, 16]");
+	expect_with_error(
+	    "\"tlb_flushall_shift\": true",
+	    "t.json: $.tlb_flushall_shift: expected \"cpu\" or an integer in [-1, 16]");
+	expect_with_error("\"tlb_flushall_shift\": {\"value\": 99, \"source\": \"x\"}",
+			  "t.json: $.tlb_flushall_shift.value: expected an integer in [-1, 16], "
+			  "got 99");
+}
+
+Test(policy_shift, policy_flushall_shift)
+{
+	struct policy *p = with_ok("\"tlb_flushall_shift\": \"cpu\"");
+	cr_expect_eq(policy_flushall_shift(p, 6), 6);
+	cr_expect_eq(policy_flushall_shift(p, 2), 2);
+	cr_expect_eq(policy_flushall_shift(p, -1), -1);
+	policy_free(p);
+
+	p = with_ok("\"tlb_flushall_shift\": 3");
+	cr_expect_eq(policy_flushall_shift(p, 6), 3);
+	policy_free(p);
+
+	p = with_ok("\"tlb_flushall_shift\": -1");
+	cr_expect_eq(policy_flushall_shift(p, 6), -1);
+	policy_free(p);
+
+	p = with_ok("");
+	cr_expect_eq(policy_flushall_shift(p, 1), 1, "absent means the CPU's");
+	policy_free(p);
+}
+
+/* ---- single_page_flush_ceiling -------------------------------------------- */
+
+Test(policy_ceiling, range)
+{
+	struct policy *p = with_ok("\"single_page_flush_ceiling\": 0");
+	cr_expect_eq(p->single_page_flush_ceiling, 0);
+	policy_free(p);
+	p = with_ok("\"single_page_flush_ceiling\": 1048576");
+	cr_expect_eq(p->single_page_flush_ceiling, 1048576);
+	policy_free(p);
+	expect_with_error("\"single_page_flush_ceiling\": 1048577",
+			  "t.json: $.single_page_flush_ceiling: expected an integer in [0, "
+			  "1048576], got 1048577");
+	expect_with_error("\"single_page_flush_ceiling\": -1",
+			  "t.json: $.single_page_flush_ceiling: expected an integer in [0, "
+			  "1048576], got -1");
+	expect_with_error("\"single_page_flush_ceiling\": \"33\"",
+			  "t.json: $.single_page_flush_ceiling: expected an integer in [0, "
+			  "1048576], got \"33\" (a string)");
+}
+
+/* ---- sched ----------------------------------------------------------------------- */
+
+Test(policy_sched, cfs_defaults)
+{
+	struct policy *p = with_ok("");
+	cr_expect_eq(p->sched.latency_ns, 6000000);
+	cr_expect_eq(p->sched.min_granularity_ns, 750000);
+	cr_expect_eq(p->sched.wakeup_granularity_ns, 1000000);
+	policy_free(p);
+
+	p = with_ok("\"sched\": {}");
+	cr_expect_eq(p->sched.latency_ns, 6000000);
+	cr_expect_eq(p->sched.min_granularity_ns, 750000);
+	cr_expect_eq(p->sched.wakeup_granularity_ns, 1000000);
+	policy_free(p);
+}
+
+Test(policy_sched, overrides)
+{
+	struct policy *p = with_ok("\"sched\": {\"latency_ns\": 12000000, \"comment\": \"x\"}");
+	cr_expect_eq(p->sched.latency_ns, 12000000);
+	cr_expect_eq(p->sched.min_granularity_ns, 750000, "others keep their defaults");
+	cr_expect_eq(p->sched.wakeup_granularity_ns, 1000000);
+	policy_free(p);
+
+	p = with_ok("\"sched\": {\"latency_ns\": 100000, \"min_granularity_ns\": 10000, "
+		    "\"wakeup_granularity_ns\": 0}");
+	cr_expect_eq(p->sched.latency_ns, 100000);
+	cr_expect_eq(p->sched.min_granularity_ns, 10000);
+	cr_expect_eq(p->sched.wakeup_granularity_ns, 0);
+	policy_free(p);
+
+	p = with_ok("\"sched\": {\"latency_ns\": 1000000000, \"min_granularity_ns\": 1000000000, "
+		    "\"wakeup_granularity_ns\": {\"value\": 1000000000, \"source\": \"1 s\"}}");
+	cr_expect_eq(p->sched.latency_ns, 1000000000);
+	cr_expect_eq(p->sched.wakeup_granularity_ns, 1000000000);
+	policy_free(p);
+}
+
+Test(policy_sched, range_errors)
+{
+	expect_with_error(
+	    "\"sched\": {\"latency_ns\": 99999}",
+	    "t.json: $.sched.latency_ns: expected an integer in [100000, 1000000000], "
+	    "got 99999");
+	expect_with_error(
+	    "\"sched\": {\"latency_ns\": 1000000001}",
+	    "t.json: $.sched.latency_ns: expected an integer in [100000, 1000000000], "
+	    "got 1000000001");
+	expect_with_error("\"sched\": {\"min_granularity_ns\": 9999}",
+			  "t.json: $.sched.min_granularity_ns: expected an integer in [10000, "
+			  "1000000000], got 9999");
+	expect_with_error("\"sched\": {\"wakeup_granularity_ns\": -1}",
+			  "t.json: $.sched.wakeup_granularity_ns: expected an integer in [0, "
+			  "1000000000], got -1");
+	expect_with_error(
+	    "\"sched\": {\"latency\": 6000000}",
+	    "t.json: $.sched: unknown key \"latency\" (did you mean \"latency_ns\"?)");
+	expect_with_error("\"sched\": 6000000", "t.json: $.sched: expected an object, got 6000000");
+}
