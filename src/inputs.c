@@ -109,6 +109,42 @@ static const char *const workload_top_keys[] = {
 };
 
 /*
+ * "workload.threads=24" is sugar for "workload.params.threads=24" when
+ * "threads" is a parameter and not a top-level key.  A name that is neither
+ * is refused here, with a suggestion among both, since the most likely
+ * mistake is a misspelt parameter.
+ */
+static bool workload_param_path(const cJSON *json, const char *arg, char **path, GError **error)
+{
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(json, "params");
+	char *first = g_strndup(*path, strcspn(*path, ".["));
+	bool is_param = params && cJSON_GetObjectItemCaseSensitive(params, first);
+	bool ok = true;
+	if (is_param && !g_strv_contains(workload_top_keys, first)) {
+		char *full = g_strconcat("params.", *path, NULL);
+		g_free(*path);
+		*path = full;
+	} else if (!is_param && !g_strv_contains(workload_top_keys, first)) {
+		GPtrArray *names = g_ptr_array_new();
+		const cJSON *p;
+		cJSON_ArrayForEach(p, params)
+			g_ptr_array_add(names, p->string);
+		for (const char *const *k = workload_top_keys; *k; k++)
+			g_ptr_array_add(names, (gpointer)*k);
+		g_ptr_array_add(names, NULL);
+		const char *hint = config_suggest(first, (const char *const *)names->pdata);
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "--set %s: the workload has no parameter or key \"%s\"%s%s%s", arg, first,
+			    hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+		g_ptr_array_free(names, TRUE);
+		g_free(*path);
+		ok = false;
+	}
+	g_free(first);
+	return ok;
+}
+
+/*
  * Apply the overrides meant for @kind.  "workload.threads=24" is sugar for
  * "workload.params.threads=24" when "threads" is a parameter and not a
  * top-level key.
@@ -146,17 +182,8 @@ static bool apply_sets(enum inputs_kind kind, cJSON *json, const char *const *se
 		if (!mine)
 			continue;
 		char *path = g_strndup(dot + 1, (gsize)(eq - dot - 1));
-		if (kind == INPUT_WORKLOAD) {
-			const cJSON *params = cJSON_GetObjectItemCaseSensitive(json, "params");
-			char *first = g_strndup(path, strcspn(path, ".["));
-			if (params && cJSON_GetObjectItemCaseSensitive(params, first) &&
-			    !g_strv_contains(workload_top_keys, first)) {
-				char *full = g_strconcat("params.", path, NULL);
-				g_free(path);
-				path = full;
-			}
-			g_free(first);
-		}
+		if (kind == INPUT_WORKLOAD && !workload_param_path(json, *s, &path, error))
+			return false;
 		GError *set_error = NULL;
 		bool ok = config_apply_set(json, path, eq + 1, &set_error);
 		if (!ok) {

@@ -364,6 +364,11 @@ static bool parse_region(const struct config_node *node, struct workload *w,
 		goto out;
 	r->populate = (enum region_populate)populate;
 	r->hugetlb = hugetlb;
+	if (hugetlb && !(page_size && strcmp(page_size, "2M") == 0)) {
+		struct config_node child = config_child(node, "hugetlb");
+		config_set_error(error, &child, "a hugetlb region needs \"page_size\": \"2M\"");
+		goto out;
+	}
 	r->page_size = PS_4K;
 	if (page_size) {
 		int ps = page_size_from_name(page_size);

@@ -555,3 +555,10 @@ Test(inputs_datadir, empty_or_missing_is_ignored)
 	cr_expect(has(list, "linux-4.5"));
 	g_strfreev(list);
 }
+
+Test(inputs_set, misspelt_workload_parameter_gets_a_suggestion)
+{
+	expect_set_error("workload.treads=3",
+			 "--set workload.treads=3: the workload has no parameter or key \"treads\" "
+			 "(did you mean \"threads\"?)");
+}

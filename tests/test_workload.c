@@ -1053,3 +1053,9 @@ Test(workload_errors, report)
 	g_free(with_report);
 	g_free(text);
 }
+
+Test(workload, hugetlb_needs_2m_pages)
+{
+	expect_regions_error("{\"name\": \"h\", \"size\": \"2M\", \"hugetlb\": true}",
+			     "t.json: $.regions[0].hugetlb: a hugetlb region needs \"page_size\": \"2M\"");
+}
