@@ -546,9 +546,18 @@ static enum step syscall_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 	case OP_MPROTECT:
 		do_mprotect(k, cpu, mm, vma, op->writable, local, done);
 		break;
-	case OP_MADVISE:
-		madvise_dontneed(k, cpu, mm, vma, local, done);
+	case OP_MADVISE: {
+		uint64_t size = page_size_bytes(vma->page_size);
+		int64_t nr = (int64_t)vma_pages(vma), first = 0, pages = nr;
+		if ((op->first && !eval(ts, op, op->first, 0, nr - 1, "first", &first)) ||
+		    (op->pages && !eval(ts, op, op->pages, 1, nr - first, "pages", &pages)))
+			return STEP_FAILED;
+		if (!op->pages)
+			pages = nr - first;
+		uint64_t start = vma->start + (uint64_t)first * size;
+		madvise_dontneed(k, cpu, mm, vma, start, start + (uint64_t)pages * size, local, done);
 		break;
+	}
 	default:
 		g_assert_not_reached();
 	}

@@ -52,6 +52,7 @@ struct vm_call {
 	enum vm_kind kind;
 	bool writable;           /* mprotect target */
 	uint64_t addr;           /* fault address */
+	uint64_t start, end;     /* the range it changes: whole VMA but for madvise */
 	uint64_t unmapped_pages; /* lowered from total_vm after the flush */
 	struct kcont done;
 };
@@ -62,9 +63,9 @@ static void vm_return_event(void *target, uint64_t time)
 	struct vm_call *call = target;
 	struct kernel *k = call->k;
 	struct kcont done = call->done;
-	uint64_t n = vma_pages(call->vma);
-	for (uint64_t i = 0; i < n; i++)
-		mm_commit_pte(&call->vma->ptes[i]);
+	uint64_t size = page_size_bytes(call->vma->page_size);
+	for (uint64_t addr = call->start; addr < call->end; addr += size)
+		mm_commit_pte(vma_pte(call->vma, addr));
 	call->mm->total_vm -= call->unmapped_pages;
 	kernel_release(k, call);
 	kcont_call(k, done, time);
@@ -80,35 +81,32 @@ static void vm_flushed(struct kernel *k, void *ctx, uint64_t time)
 	engine_schedule(k->engine, time, LANE_GLOBAL, vm_return_event, ctx, time);
 }
 
-/* Zap every PTE of @vma into @tlb; returns the cycles spent walking. */
-static uint64_t zap_vma_ptes(struct kernel *k, struct mm *mm, struct vma *vma,
-			     struct mmu_gather *tlb)
+/* zap_pte_range(): clear [start, end) of @vma into @tlb; returns the cycles. */
+static uint64_t zap_ptes(struct kernel *k, struct mm *mm, struct vma *vma, uint64_t start,
+			 uint64_t end, struct mmu_gather *tlb)
 {
 	uint64_t size = page_size_bytes(vma->page_size);
-	uint64_t n = vma_pages(vma);
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t addr = vma->start + i * size;
+	for (uint64_t addr = start; addr < end; addr += size)
 		if (mm_zap_pte(mm, vma, addr))
 			tlb_adjust_range(tlb, addr, addr + size);
-	}
-	return n * k->machine->topology->costs.pte_op;
+	return (end - start) / size * k->machine->topology->costs.pte_op;
 }
 
 /* The range flush_tlb_mm_range() gets: what mmu_gather saw, or (3.x) all of it. */
-static void vm_gathered_range(const struct kernel *k, const struct vma *vma,
+static void vm_gathered_range(const struct kernel *k, const struct vm_call *call,
 			      const struct mmu_gather *tlb, uint64_t *start, uint64_t *end)
 {
 	*start = tlb->start;
 	*end = tlb->end;
 	if (k->policy->munmap_flush_range == MUNMAP_FLUSH_VMA) {
-		*start = vma->start;
-		*end = vma->end;
+		*start = call->start;
+		*end = call->end;
 	}
 }
 
 static uint64_t vm_munmap_apply(struct vm_call *call, struct mmu_gather *tlb)
 {
-	uint64_t cycles = zap_vma_ptes(call->k, call->mm, call->vma, tlb);
+	uint64_t cycles = zap_ptes(call->k, call->mm, call->vma, call->start, call->end, tlb);
 	uint64_t freed_start = 0, freed_end = 0;
 	if (mm_unmap_vma(call->mm, call->vma, &freed_start, &freed_end) > 0) {
 		/* pte_free_tlb(): each freed table widens the range by a page at
@@ -168,7 +166,7 @@ static void vm_apply_event(void *target, uint64_t unused)
 		t += vm_mprotect_apply(call, &tlb);
 		break;
 	case VM_DONTNEED:
-		t += zap_vma_ptes(k, call->mm, call->vma, &tlb);
+		t += zap_ptes(k, call->mm, call->vma, call->start, call->end, &tlb);
 		break;
 	case VM_FAULT: {
 		/* A fresh PTE needs no flush and invalidates nothing. */
@@ -185,7 +183,7 @@ static void vm_apply_event(void *target, uint64_t unused)
 	}
 	}
 	uint64_t start, end;
-	vm_gathered_range(k, call->vma, &tlb, &start, &end);
+	vm_gathered_range(k, call, &tlb, &start, &end);
 	if (call->kind == VM_MPROTECT) {
 		start = tlb.start;
 		end = tlb.end;
@@ -210,6 +208,7 @@ static void vm_call_start(struct kernel *k, struct cpu *cpu, struct mm *mm, stru
 	struct vm_call *call = kernel_alloc(k, sizeof(*call));
 	*call = (struct vm_call){
 		.k = k, .cpu = cpu, .mm = mm, .vma = vma, .kind = kind, .done = done,
+		.start = vma->start, .end = vma->end,
 	};
 	uint64_t lookahead = k->machine->lookahead;
 	engine_schedule(k->engine, now + (entry > lookahead ? entry : lookahead), LANE_GLOBAL,
@@ -243,11 +242,14 @@ void do_mprotect(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *v
 }
 
 void madvise_dontneed(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
-		      uint64_t now, struct kcont done)
+		      uint64_t start, uint64_t end, uint64_t now, struct kcont done)
 {
-	g_assert(vma->mapped);
+	g_assert(vma->mapped && vma->start <= start && start < end && end <= vma->end);
 	cpu->counters.syscalls++;
-	vm_call_start(k, cpu, mm, vma, VM_DONTNEED, now, syscall_entry(k), done, NULL);
+	struct vm_call *call;
+	vm_call_start(k, cpu, mm, vma, VM_DONTNEED, now, syscall_entry(k), done, &call);
+	call->start = start;
+	call->end = end;
 }
 
 void handle_mm_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
@@ -259,4 +261,5 @@ void handle_mm_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vm
 	vm_call_start(k, cpu, mm, vma, VM_FAULT, now, k->machine->topology->costs.page_fault, done,
 		      &call);
 	call->addr = addr;
+	call->start = call->end = addr; /* nothing to commit */
 }

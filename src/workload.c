@@ -31,7 +31,8 @@ static const char *const *const op_keys[NR_OP_KINDS] = {
 					     NULL},
 	[OP_MUNMAP] = (const char *const[]){"op", "comment", "region", "chunk", NULL},
 	[OP_MPROTECT] = (const char *const[]){"op", "comment", "region", "chunk", "prot", NULL},
-	[OP_MADVISE] = (const char *const[]){"op", "comment", "region", "chunk", "advice", NULL},
+	[OP_MADVISE] = (const char *const[]){"op", "comment", "region", "chunk", "advice", "first",
+					      "pages", NULL},
 	[OP_SLEEP] = (const char *const[]){"op", "comment", "ns", "us", "ms", NULL},
 	[OP_YIELD] = (const char *const[]){"op", "comment", NULL},
 	[OP_COMPUTE] = (const char *const[]){"op", "comment", "cycles", NULL},
@@ -510,7 +511,9 @@ static bool parse_chunk_op(const struct config_node *node, struct workload *w,
 	if (op->kind == OP_MADVISE) {
 		static const char *const advice[] = {"dontneed", NULL};
 		int unused = 0;
-		if (!config_get_enum(node, "advice", true, advice, &unused, error))
+		if (!config_get_enum(node, "advice", true, advice, &unused, error) ||
+		    !read_expr(node, "first", false, scope, &op->first, error) ||
+		    !read_expr(node, "pages", false, scope, &op->pages, error))
 			return false;
 	}
 	return true;

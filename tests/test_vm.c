@@ -125,3 +125,30 @@ Test(vm, faults_populate_once)
 	cr_assert_eq(r.result->total.stale_hits, 0);
 	support_run_free(&r);
 }
+
+/* madvise of pages 1-2 of the 4: a 2-page flush, and only those refault. */
+Test(vm, madvise_of_a_page_range)
+{
+	char *w = victim_case("{\"op\": \"madvise\", \"region\": \"victim\", \"advice\": \"dontneed\","
+			      " \"first\": 1, \"pages\": 2}",
+			      0);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_one), 2);
+	cr_assert_eq(CPU(r, 1, invlpg), 2);
+	cr_assert_eq(CPU(r, 1, page_faults), 2);
+	cr_assert_eq(r.result->total.stale_hits, 0);
+	support_run_free(&r);
+	g_free(w);
+}
+
+Test(vm, madvise_range_past_the_end_is_an_error)
+{
+	char *w = victim_case("{\"op\": \"madvise\", \"region\": \"victim\", \"advice\": \"dontneed\","
+			      " \"first\": 3, \"pages\": 2}",
+			      0);
+	int code = -1;
+	char *msg = support_run_error("tiny-2cpu.json", "linux-4.5", NULL, w, &code);
+	cr_assert(strstr(msg, "pages is 2, expected [1, 1]") != NULL, "%s", msg);
+	g_free(msg);
+	g_free(w);
+}

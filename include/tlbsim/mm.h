@@ -45,7 +45,6 @@ struct mm {
 	unsigned nr_cpus;
 	uint64_t *cpumask;     /* mm_cpumask bitmap, nr_cpus bits */
 	struct cacheline cpumask_line; /* the bitmap's cache line (one line: <= 512 CPUs modelled as one) */
-	uint64_t tlb_gen;      /* bumped by every flush request (4.14+ semantics) */
 	uint64_t total_vm;     /* mapped pages (4K units), as mm->total_vm */
 	unsigned nr_vmas;
 	struct vma *vmas;      /* sorted by start; unmapped ones stay, mapped == false */

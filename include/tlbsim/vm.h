@@ -17,9 +17,9 @@ void do_munmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma
 /* mprotect() of the whole @vma to read-only (@writable false) or read-write. */
 void do_mprotect(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
 		 bool writable, uint64_t now, struct kcont done);
-/* madvise(MADV_DONTNEED) of the whole @vma: zap its pages, keep the mapping. */
+/* madvise(MADV_DONTNEED) of [start, end) inside @vma: zap, keep the mapping. */
 void madvise_dontneed(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
-		      uint64_t now, struct kcont done);
+		      uint64_t start, uint64_t end, uint64_t now, struct kcont done);
 
 /*
  * handle_mm_fault(): populate the PTE for @addr and fill @cpu's TLBs; @done

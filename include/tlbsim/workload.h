@@ -41,8 +41,8 @@ struct op {
 	unsigned region;
 	struct expr *chunk;  /* munmap/mprotect/madvise; access: NULL = whole region */
 	struct expr *count;  /* loop: iterations; access: rounds (NULL = until flag) */
-	struct expr *pages;  /* access: pages per round */
-	struct expr *first;  /* access sequential: first page */
+	struct expr *pages;  /* access: pages per round; madvise: pages (NULL = to the end) */
+	struct expr *first;  /* access sequential, madvise: first page (of the chunk) */
 	struct expr *cycles; /* access: cycles per access besides translation; compute */
 	struct expr *ns;     /* sleep, times ns_scale */
 	int64_t ns_scale;    /* 1 for "ns", 1000 for "us", 10^6 for "ms" */
