@@ -329,26 +329,39 @@ static bool parse_unary(struct parser *ps)
 	return true;
 }
 
-static bool parse_term(struct parser *ps)
+/* Binary operators by precedence level: level 0 binds loosest. */
+static const struct {
+	char op[4];
+	enum expr_opcode code[3];
+} binary_levels[] = {
+	{"+-", {EXPR_OP_ADD, EXPR_OP_SUB}},
+	{"*/%", {EXPR_OP_MUL, EXPR_OP_DIV, EXPR_OP_MOD}},
+};
+
+static bool parse_binary(struct parser *ps, unsigned level);
+
+/* An operand of @level: the next tighter level, or a unary expression. */
+static bool parse_operand(struct parser *ps, unsigned level)
 {
-	if (!parse_unary(ps))
+	if (level + 1 < G_N_ELEMENTS(binary_levels))
+		return parse_binary(ps, level + 1);
+	return parse_unary(ps);
+}
+
+/* Left-associative operators of @level and tighter. */
+static bool parse_binary(struct parser *ps, unsigned level)
+{
+	if (!parse_operand(ps, level))
 		return false;
 	for (;;) {
-		const char *at;
-		enum expr_opcode code;
-
 		skip_space(ps);
-		at = ps->pos;
-		if (*at == '*')
-			code = EXPR_OP_MUL;
-		else if (*at == '/')
-			code = EXPR_OP_DIV;
-		else if (*at == '%')
-			code = EXPR_OP_MOD;
-		else
+		const char *at = ps->pos;
+		const char *hit = *at ? strchr(binary_levels[level].op, *at) : NULL;
+		if (!hit)
 			return true;
+		enum expr_opcode code = binary_levels[level].code[hit - binary_levels[level].op];
 		ps->pos++;
-		if (!parse_unary(ps))
+		if (!parse_operand(ps, level))
 			return false;
 		emit_binary(ps, code, at);
 	}
@@ -356,25 +369,7 @@ static bool parse_term(struct parser *ps)
 
 static bool parse_expr(struct parser *ps)
 {
-	if (!parse_term(ps))
-		return false;
-	for (;;) {
-		const char *at;
-		enum expr_opcode code;
-
-		skip_space(ps);
-		at = ps->pos;
-		if (*at == '+')
-			code = EXPR_OP_ADD;
-		else if (*at == '-')
-			code = EXPR_OP_SUB;
-		else
-			return true;
-		ps->pos++;
-		if (!parse_term(ps))
-			return false;
-		emit_binary(ps, code, at);
-	}
+	return parse_binary(ps, 0);
 }
 
 /* The whole text: one expression, nothing after it. */

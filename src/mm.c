@@ -94,6 +94,15 @@ void mm_populate(struct mm *mm, struct vma *vma, uint64_t addr, bool writable)
 	pte->gen = mm_next_gen(mm);
 }
 
+/* A change that makes older translations of @pte wrong (see mm.h). */
+static void mm_invalidating_change(struct mm *mm, struct vma *vma, struct pte *pte)
+{
+	pte->gen = mm_next_gen(mm);
+	pte->pending = pte->gen;
+	vma->epoch++;
+	mm->epoch++;
+}
+
 bool mm_zap_pte(struct mm *mm, struct vma *vma, uint64_t addr)
 {
 	struct pte *pte = vma_pte(vma, addr);
@@ -101,10 +110,7 @@ bool mm_zap_pte(struct mm *mm, struct vma *vma, uint64_t addr)
 		return false;
 	pte->present = false;
 	pte->writable = false;
-	pte->gen = mm_next_gen(mm);
-	pte->pending = pte->gen;
-	vma->epoch++;
-	mm->epoch++;
+	mm_invalidating_change(mm, vma, pte);
 	return true;
 }
 
@@ -114,10 +120,7 @@ bool mm_wrprotect_pte(struct mm *mm, struct vma *vma, uint64_t addr)
 	if (!pte->present || !pte->writable)
 		return false;
 	pte->writable = false;
-	pte->gen = mm_next_gen(mm);
-	pte->pending = pte->gen;
-	vma->epoch++;
-	mm->epoch++;
+	mm_invalidating_change(mm, vma, pte);
 	return true;
 }
 
