@@ -1,0 +1,839 @@
+/*
+ * Tests of src/machine.c: the TLB hierarchy built from a topology (per-core
+ * structures really shared by SMT siblings), machine_translate()'s cycles,
+ * counters, faults and stale-hit detection, the three invalidations and their
+ * SMT scope, occupancy, and the lookahead/horizon that bounds run-ahead.
+ *
+ * Every machine is built from BASE_TOPOLOGY below (1 socket x 4 cores x 2
+ * threads: cpu n and cpu n + 4 are siblings), edited per test with --set
+ * style overrides, so each test states the one property it changes.  Hit
+ * costs are distinct (l1d 1, l1d_2m 2, stlb 7, walk 30) so a cycle count
+ * names the level that answered.
+ */
+#include <signal.h>
+#include <string.h>
+#include <criterion/criterion.h>
+#include <glib.h>
+#include "tlbsim/config.h"
+#include "tlbsim/machine.h"
+
+static const char BASE_TOPOLOGY[] =
+    "{\"name\": \"test-8cpu\", \"description\": \"tests/test_machine.c\","
+    " \"sockets\": 1, \"cores_per_socket\": 4, \"threads_per_core\": 2,"
+    " \"clock_ghz\": 1.0, \"hw_asids\": 4096, \"smt_invalidation\": \"core\","
+    " \"cpuid\": {\"tlb_lld_4k\": 32, \"tlb_lli_4k\": 32, \"tlb_flushall_shift\": 1},"
+    " \"tlbs\": ["
+    "  {\"name\": \"l1d\", \"level\": 1, \"entries\": 8, \"ways\": 2,"
+    "   \"page_sizes\": [\"4K\"], \"per_core\": false, \"hit_cycles\": 1},"
+    "  {\"name\": \"l1d_2m\", \"level\": 1, \"entries\": 4, \"ways\": 4,"
+    "   \"page_sizes\": [\"2M\"], \"per_core\": false, \"hit_cycles\": 2},"
+    "  {\"name\": \"stlb\", \"level\": 2, \"entries\": 32, \"ways\": 4,"
+    "   \"page_sizes\": [\"4K\", \"2M\"], \"per_core\": true, \"hit_cycles\": 7}],"
+    " \"costs\": {\"page_walk\": 30, \"invlpg\": 100, \"flush_all\": 120, \"ipi_send\": 200,"
+    "  \"ipi_latency\": {\"smt\": 1000, \"socket\": 1500, \"remote\": 2500},"
+    "  \"irq_entry\": 300, \"irq_exit\": 300,"
+    "  \"line_transfer\": {\"self\": 20, \"smt\": 40, \"socket\": 100, \"remote\": 300},"
+    "  \"context_switch\": 2000, \"syscall\": 150, \"page_fault\": 1500, \"vma_op\": 3000,"
+    "  \"pte_op\": 10}}";
+
+/* Indexes into topology->tlbs / cpu->tlbs. */
+enum { T_L1D, T_L1D_2M, T_STLB };
+#define L1_HIT 1
+#define L1_2M_HIT 2
+#define STLB_HIT 7
+#define WALK 30
+
+#define NR_CPUS 8
+#define SIBLING(cpu) ((cpu) + 4)
+
+#define K4 UINT64_C(0x1000)
+#define M2 UINT64_C(0x200000)
+/* A 64-page 4K VMA (vpn 0x400..: set 0 of every structure) and a 4 MiB 2M one. */
+#define SMALL UINT64_C(0x400000)
+#define SMALL_PAGES 64
+#define HUGE UINT64_C(0x40000000)
+
+struct rig {
+	struct topology *topo;
+	struct engine *engine;
+	struct machine *m;
+	struct mm *mm;
+	struct vma *small;
+	struct vma *huge;
+};
+
+static void no_deliver(void *ctx, unsigned cpu)
+{
+	(void)ctx;
+	(void)cpu;
+}
+
+static void no_event(void *target, uint64_t arg)
+{
+	(void)target;
+	(void)arg;
+}
+
+static struct topology *topology_with(const char *const *sets)
+{
+	GError *err = NULL;
+	cJSON *json = config_parse_string(BASE_TOPOLOGY, "test_machine.c", &err);
+
+	cr_assert_not_null(json, "%s", err ? err->message : "?");
+	for (const char *const *s = sets; s && *s; s++) {
+		const char *eq = strchr(*s, '=');
+		cr_assert_not_null(eq, "bad override %s", *s);
+		char *path = g_strndup(*s, (gsize)(eq - *s));
+		cr_assert(config_apply_set(json, path, eq + 1, &err), "%s: %s", *s,
+			  err ? err->message : "?");
+		g_free(path);
+	}
+	struct topology *topo = topology_from_json(json, "test_machine.c", &err);
+	cJSON_Delete(json);
+	cr_assert_not_null(topo, "%s", err ? err->message : "?");
+	return topo;
+}
+
+/* A machine of BASE_TOPOLOGY with @sets applied, and one address space. */
+static struct rig *rig_new(const char *const *sets)
+{
+	struct rig *r = g_new0(struct rig, 1);
+
+	r->topo = topology_with(sets);
+	cr_assert_eq(topology_nr_cpus(r->topo), NR_CPUS);
+	r->engine = engine_new(NR_CPUS + 1);
+	r->m = machine_new(r->topo, r->engine, no_deliver, NULL);
+	r->mm = mm_new(1, NR_CPUS);
+	mm_add_vma(r->mm, SMALL, SMALL_PAGES * K4, PS_4K, false, 0, 0);
+	mm_add_vma(r->mm, HUGE, 2 * M2, PS_2M, false, 1, 0);
+	mm_finish_layout(r->mm);
+	r->small = &r->mm->vmas[0];
+	r->huge = &r->mm->vmas[1];
+	return r;
+}
+
+static struct rig *rig_smt(const char *mode)
+{
+	const char *sets[] = {mode, NULL};
+	return rig_new(sets);
+}
+
+static void rig_free(struct rig *r)
+{
+	mm_free(r->mm);
+	machine_free(r->m);
+	engine_free(r->engine);
+	topology_free(r->topo);
+	g_free(r);
+}
+
+static struct cpu *cpu(struct rig *r, unsigned id)
+{
+	cr_assert_lt(id, r->m->nr_cpus);
+	return &r->m->cpus[id];
+}
+
+static struct vma *vma_of(struct rig *r, uint64_t addr)
+{
+	return addr >= HUGE ? r->huge : r->small;
+}
+
+/* Page @n of the small VMA. */
+static uint64_t page(unsigned n)
+{
+	return SMALL + n * K4;
+}
+
+static void populate(struct rig *r, uint64_t addr, bool writable)
+{
+	mm_populate(r->mm, vma_of(r, addr), addr, writable);
+}
+
+/* Translate and return the cycles it cost. */
+static uint64_t xlate_cost(struct rig *r, unsigned id, uint16_t asid, uint64_t addr, bool write,
+			   enum translate_result want)
+{
+	uint64_t cycles = 0;
+	enum translate_result got =
+	    machine_translate(r->m, cpu(r, id), asid, vma_of(r, addr), addr, write, 0, &cycles);
+
+	cr_assert_eq(got, want, "cpu %u %s %#lx: result %d, want %d", id, write ? "write" : "read",
+		     (unsigned long)addr, got, want);
+	return cycles;
+}
+
+static uint64_t read_ok(struct rig *r, unsigned id, uint64_t addr)
+{
+	return xlate_cost(r, id, 0, addr, false, TRANSLATE_OK);
+}
+
+static void expect_lookup_identity(const struct cpu *c)
+{
+	cr_expect_eq(c->counters.tlb_lookups, c->counters.tlb_hits + c->counters.tlb_misses,
+		     "cpu %u: lookups %lu != hits %lu + misses %lu", c->id,
+		     (unsigned long)c->counters.tlb_lookups, (unsigned long)c->counters.tlb_hits,
+		     (unsigned long)c->counters.tlb_misses);
+}
+
+/* ---- construction -------------------------------------------------------- */
+
+Test(machine, cpus_follow_linux_numbering)
+{
+	struct rig *r = rig_new(NULL);
+
+	cr_assert_eq(r->m->nr_cpus, NR_CPUS);
+	cr_expect_eq(r->m->topology, r->topo);
+	cr_expect_eq(r->m->engine, r->engine);
+	cr_expect_not_null(r->m->fabric);
+	for (unsigned c = 0; c < NR_CPUS; c++) {
+		const struct cpu *p = cpu(r, c);
+		cr_expect_eq(p->id, c);
+		cr_expect_eq(p->socket, 0);
+		cr_expect_eq(p->core, c % 4, "cpu %u", c);
+		cr_expect_eq(p->thread, c / 4, "cpu %u", c);
+		cr_expect_eq(p->core_id, c % 4, "cpu %u", c);
+		cr_expect_eq(p->tlb_owner, c);
+		cr_expect_eq(cpu_lane(p), fabric_cpu_lane(c));
+		/* Its core's CPUs: itself and its sibling, in CPU order. */
+		cr_assert_eq(p->nr_core_cpus, 2, "cpu %u", c);
+		cr_expect_eq(p->core_cpus[0], c % 4);
+		cr_expect_eq(p->core_cpus[1], c % 4 + 4);
+		cr_expect_null(p->loaded_mm);
+		cr_expect_eq(p->counters.tlb_lookups, 0);
+	}
+	cr_expect_eq(r->m->nr_stale_reports, 0);
+	rig_free(r);
+	machine_free(NULL);
+}
+
+Test(machine, probe_order_level_one_first)
+{
+	struct rig *r = rig_new(NULL);
+
+	cr_assert_eq(r->m->nr_probe[PS_4K], 2);
+	cr_expect_eq(r->m->probe[PS_4K][0], T_L1D);
+	cr_expect_eq(r->m->probe_level[PS_4K][0], 1);
+	cr_expect_eq(r->m->probe[PS_4K][1], T_STLB);
+	cr_expect_eq(r->m->probe_level[PS_4K][1], 2);
+	cr_assert_eq(r->m->nr_probe[PS_2M], 2);
+	cr_expect_eq(r->m->probe[PS_2M][0], T_L1D_2M);
+	cr_expect_eq(r->m->probe[PS_2M][1], T_STLB);
+	cr_expect_eq(r->m->nr_probe[PS_1G], 0);
+	rig_free(r);
+}
+
+Test(machine, per_core_structures_are_shared_objects)
+{
+	struct rig *r = rig_new(NULL);
+
+	for (unsigned c = 0; c < 4; c++) {
+		struct cpu *a = cpu(r, c), *b = cpu(r, SIBLING(c));
+		cr_expect_eq(a->tlbs[T_STLB], b->tlbs[T_STLB], "core %u", c);
+		cr_expect_neq(a->tlbs[T_L1D], b->tlbs[T_L1D], "core %u", c);
+		cr_expect_neq(a->tlbs[T_L1D_2M], b->tlbs[T_L1D_2M], "core %u", c);
+		if (c > 0)
+			cr_expect_neq(a->tlbs[T_STLB], cpu(r, 0)->tlbs[T_STLB], "core %u", c);
+	}
+	/* 8 CPUs x 2 private + 4 cores x 1 shared. */
+	cr_expect_eq(r->m->nr_all_tlbs, NR_CPUS * 2 + 4);
+	rig_free(r);
+
+	/* per_core false: nothing shared. */
+	const char *sets[] = {"tlbs[2].per_core=false", NULL};
+	r = rig_new(sets);
+	cr_expect_neq(cpu(r, 0)->tlbs[T_STLB], cpu(r, 4)->tlbs[T_STLB]);
+	cr_expect_eq(r->m->nr_all_tlbs, NR_CPUS * 3);
+	rig_free(r);
+}
+
+/* ---- SMT sharing, seen through translations ---------------------------- */
+
+Test(machine_smt, core_mode_sibling_hits_shared_stlb)
+{
+	struct rig *r = rig_smt("smt_invalidation=\"core\"");
+	populate(r, page(0), true);
+
+	cr_expect_eq(read_ok(r, 0, page(0)), WALK);
+	/* The sibling misses its own L1 and hits the STLB cpu 0 filled. */
+	cr_expect_eq(read_ok(r, 4, page(0)), STLB_HIT);
+	cr_expect_eq(cpu(r, 4)->counters.stlb_hits, 1);
+	cr_expect_eq(cpu(r, 4)->counters.page_walks, 0);
+	/* ... and that hit filled its own L1. */
+	cr_expect_eq(read_ok(r, 4, page(0)), L1_HIT);
+	/* Another core shares nothing. */
+	cr_expect_eq(read_ok(r, 1, page(0)), WALK);
+	cr_expect_eq(read_ok(r, 5, page(0)), STLB_HIT);
+	for (unsigned c = 0; c < NR_CPUS; c++)
+		expect_lookup_identity(cpu(r, c));
+	rig_free(r);
+}
+
+Test(machine_smt, thread_mode_sibling_misses_other_owner)
+{
+	struct rig *r = rig_smt("smt_invalidation=\"thread\"");
+	populate(r, page(0), true);
+
+	cr_expect_eq(cpu(r, 0)->owner_filter, 0);
+	cr_expect_eq(cpu(r, 4)->owner_filter, 4);
+	cr_expect_eq(read_ok(r, 0, page(0)), WALK);
+	/* cpu 0's entry sits in the shared STLB but is tagged with cpu 0. */
+	cr_expect_eq(read_ok(r, 4, page(0)), WALK);
+	cr_expect_eq(cpu(r, 4)->counters.stlb_hits, 0);
+	cr_expect_eq(cpu(r, 4)->counters.page_walks, 1);
+	/* Both entries now live in the one STLB. */
+	cr_expect_eq(tlb_occupancy(cpu(r, 0)->tlbs[T_STLB]), 2);
+	cr_expect_eq(read_ok(r, 4, page(0)), L1_HIT);
+	cr_expect_eq(read_ok(r, 0, page(0)), L1_HIT);
+	rig_free(r);
+}
+
+Test(machine_smt, l1_is_private_in_both_modes)
+{
+	static const char *const modes[] = {"smt_invalidation=\"core\"",
+					    "smt_invalidation=\"thread\""};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(modes); i++) {
+		struct rig *r = rig_smt(modes[i]);
+		populate(r, page(0), true);
+		read_ok(r, 0, page(0));
+		cr_expect_eq(tlb_occupancy(cpu(r, 0)->tlbs[T_L1D]), 1, "%s", modes[i]);
+		cr_expect_eq(tlb_occupancy(cpu(r, 4)->tlbs[T_L1D]), 0, "%s", modes[i]);
+		/* Whatever the STLB does, cpu 4 never hits at level 1 first. */
+		uint64_t cost = read_ok(r, 4, page(0));
+		cr_expect_neq(cost, L1_HIT, "%s", modes[i]);
+		rig_free(r);
+	}
+}
+
+/* ---- cycles and counters ------------------------------------------------ */
+
+Test(machine_translate, cycles_by_level)
+{
+	struct rig *r = rig_new(NULL);
+	struct cpu *c0 = cpu(r, 0);
+	for (unsigned p = 0; p < 12; p++)
+		populate(r, page(p), true);
+
+	/* Cycles accumulate into the caller's count. */
+	uint64_t cycles = 1000;
+	cr_assert_eq(machine_translate(r->m, c0, 0, r->small, page(0), false, 0, &cycles),
+		     TRANSLATE_OK);
+	cr_expect_eq(cycles, 1000 + WALK);
+	cr_assert_eq(machine_translate(r->m, c0, 0, r->small, page(0) + 5, false, 0, &cycles),
+		     TRANSLATE_OK);
+	cr_expect_eq(cycles, 1000 + WALK + L1_HIT);
+
+	/*
+	 * Pages 4 and 8 share L1 set 0 (4 sets of 2 ways) with page 0 and evict
+	 * it; the STLB (8 sets of 4) keeps all three.
+	 */
+	cr_expect_eq(read_ok(r, 0, page(4)), WALK);
+	cr_expect_eq(read_ok(r, 0, page(8)), WALK);
+	cr_expect_eq(read_ok(r, 0, page(0)), STLB_HIT);
+	cr_expect_eq(read_ok(r, 0, page(0)), L1_HIT);
+
+	const struct counters *k = &c0->counters;
+	cr_expect_eq(k->tlb_lookups, 6);
+	cr_expect_eq(k->tlb_hits, 3);
+	cr_expect_eq(k->tlb_misses, 3);
+	cr_expect_eq(k->stlb_hits, 1);
+	cr_expect_eq(k->page_walks, 3);
+	cr_expect_eq(k->page_faults, 0);
+	cr_expect_eq(k->stale_hits, 0);
+	expect_lookup_identity(c0);
+	rig_free(r);
+}
+
+Test(machine_translate, huge_pages_use_their_structures)
+{
+	struct rig *r = rig_new(NULL);
+	populate(r, HUGE + M2, true);
+
+	cr_expect_eq(read_ok(r, 2, HUGE + M2 + 0x1234), WALK);
+	cr_expect_eq(read_ok(r, 2, HUGE + M2 + 0x1ff000), L1_2M_HIT);
+	cr_expect_eq(tlb_occupancy(cpu(r, 2)->tlbs[T_L1D_2M]), 1);
+	cr_expect_eq(tlb_occupancy(cpu(r, 2)->tlbs[T_L1D]), 0);
+	cr_expect_eq(read_ok(r, SIBLING(2), HUGE + M2), STLB_HIT);
+	rig_free(r);
+}
+
+Test(machine_translate, asids_do_not_match)
+{
+	struct rig *r = rig_new(NULL);
+	populate(r, page(0), true);
+
+	cr_expect_eq(xlate_cost(r, 0, 1, page(0), false, TRANSLATE_OK), WALK);
+	cr_expect_eq(xlate_cost(r, 0, 2, page(0), false, TRANSLATE_OK), WALK);
+	cr_expect_eq(xlate_cost(r, 0, 1, page(0), false, TRANSLATE_OK), L1_HIT);
+	cr_expect_eq(xlate_cost(r, 0, 2, page(0), false, TRANSLATE_OK), L1_HIT);
+	rig_free(r);
+}
+
+/* ---- faults --------------------------------------------------------------- */
+
+Test(machine_translate, not_present_faults_and_fills_nothing)
+{
+	struct rig *r = rig_new(NULL);
+	struct cpu *c0 = cpu(r, 0);
+
+	cr_expect_eq(xlate_cost(r, 0, 0, page(3), false, TRANSLATE_FAULT), WALK);
+	cr_expect_eq(xlate_cost(r, 0, 0, page(3), true, TRANSLATE_FAULT), WALK);
+	cr_expect_eq(machine_tlb_occupancy(r->m, c0), 0);
+	cr_expect_eq(c0->counters.tlb_misses, 2);
+	cr_expect_eq(c0->counters.page_walks, 2);
+	expect_lookup_identity(c0);
+
+	/* The fault handler populates and refills: the next access hits. */
+	populate(r, page(3), true);
+	machine_fill(r->m, c0, 0, r->small, page(3));
+	cr_expect_eq(c0->counters.page_walks, 3);
+	cr_expect_eq(c0->counters.tlb_lookups, 2, "a refill is not a lookup");
+	cr_expect_eq(machine_tlb_occupancy(r->m, c0), 2);
+	cr_expect_eq(read_ok(r, 0, page(3)), L1_HIT);
+	rig_free(r);
+}
+
+Test(machine_translate, write_to_read_only_faults)
+{
+	struct rig *r = rig_new(NULL);
+	populate(r, page(1), false);
+	populate(r, page(2), true);
+
+	/* On the walk. */
+	cr_expect_eq(xlate_cost(r, 0, 0, page(1), true, TRANSLATE_FAULT), WALK);
+	cr_expect_eq(machine_tlb_occupancy(r->m, cpu(r, 0)), 0);
+	/* Reads are fine and fill. */
+	cr_expect_eq(read_ok(r, 0, page(1)), WALK);
+	/* On a hit of an entry from the current read-only PTE. */
+	cr_expect_eq(xlate_cost(r, 0, 0, page(1), true, TRANSLATE_FAULT), L1_HIT);
+	/* A writable page takes writes. */
+	cr_expect_eq(xlate_cost(r, 0, 0, page(2), true, TRANSLATE_OK), WALK);
+	cr_expect_eq(xlate_cost(r, 0, 0, page(2), true, TRANSLATE_OK), L1_HIT);
+	expect_lookup_identity(cpu(r, 0));
+	rig_free(r);
+}
+
+/*
+ * The entry remembers the permission it was filled with: once the read-only
+ * PTE has changed (zapped, not yet committed), a write through the old entry
+ * still faults instead of slipping through.
+ */
+Test(machine_translate, write_through_read_only_entry_faults_after_pte_change)
+{
+	struct rig *r = rig_new(NULL);
+	populate(r, page(1), false);
+	read_ok(r, 0, page(1));
+	cr_assert(mm_zap_pte(r->mm, r->small, page(1)));
+	cr_expect_eq(xlate_cost(r, 0, 0, page(1), true, TRANSLATE_FAULT), L1_HIT);
+	cr_expect_eq(cpu(r, 0)->counters.stale_hits, 0, "the write never used the entry");
+	/* Reads through it are the race the kernel allows until the commit. */
+	read_ok(r, 0, page(1));
+	rig_free(r);
+}
+
+/* ---- stale hits ------------------------------------------------------------ */
+
+Test(machine_stale, zap_then_commit_makes_hit_stale)
+{
+	struct rig *r = rig_new(NULL);
+	struct cpu *c3 = cpu(r, 3);
+	uint64_t addr = page(5) + 0x18;
+	populate(r, page(5), true);
+	uint32_t filled_gen = vma_pte(r->small, addr)->gen;
+
+	read_ok(r, 3, addr);
+	cr_assert(mm_zap_pte(r->mm, r->small, addr));
+
+	/* Zapped but not committed: using the old entry is still legal. */
+	uint64_t cycles = 0;
+	cr_expect_eq(machine_translate(r->m, c3, 0, r->small, addr, false, 500, &cycles),
+		     TRANSLATE_OK);
+	cr_expect_eq(cycles, L1_HIT);
+	cr_expect_eq(c3->counters.stale_hits, 0);
+	cr_expect_eq(r->m->nr_stale_reports, 0);
+
+	mm_commit_pte(vma_pte(r->small, addr));
+	cycles = 0;
+	cr_expect_eq(machine_translate(r->m, c3, 0, r->small, addr, true, 777, &cycles),
+		     TRANSLATE_OK, "a stale hit still translates, as hardware would");
+	cr_expect_eq(cycles, L1_HIT);
+	cr_expect_eq(c3->counters.stale_hits, 1);
+	cr_expect_eq(c3->counters.tlb_hits, 2);
+	cr_assert_eq(r->m->nr_stale_reports, 1);
+	const struct stale_report *rep = &r->m->stale[0];
+	cr_expect_eq(rep->time, 777);
+	cr_expect_eq(rep->cpu, 3);
+	cr_expect_eq(rep->vaddr, addr);
+	cr_expect_eq(rep->entry_gen, filled_gen);
+	cr_expect_eq(rep->committed_gen, vma_pte(r->small, addr)->committed);
+	cr_expect_gt(rep->committed_gen, rep->entry_gen);
+	/* No other CPU saw anything. */
+	for (unsigned c = 0; c < NR_CPUS; c++)
+		if (c != 3)
+			cr_expect_eq(cpu(r, c)->counters.stale_hits, 0, "cpu %u", c);
+	rig_free(r);
+}
+
+Test(machine_stale, wrprotect_commit_makes_hit_stale)
+{
+	struct rig *r = rig_new(NULL);
+	populate(r, page(6), true);
+	read_ok(r, 0, page(6));
+	cr_assert(mm_wrprotect_pte(r->mm, r->small, page(6)));
+	/* A write through the old writable entry is not (yet) a bug ... */
+	xlate_cost(r, 0, 0, page(6), true, TRANSLATE_OK);
+	cr_expect_eq(cpu(r, 0)->counters.stale_hits, 0);
+	/* ... after the commit it is. */
+	mm_commit_pte(vma_pte(r->small, page(6)));
+	xlate_cost(r, 0, 0, page(6), true, TRANSLATE_OK);
+	cr_expect_eq(cpu(r, 0)->counters.stale_hits, 1);
+	rig_free(r);
+}
+
+Test(machine_stale, stale_stlb_hit_on_sibling)
+{
+	struct rig *r = rig_smt("smt_invalidation=\"core\"");
+	populate(r, page(7), true);
+	read_ok(r, 0, page(7));
+	cr_assert(mm_zap_pte(r->mm, r->small, page(7)));
+	mm_commit_pte(vma_pte(r->small, page(7)));
+
+	cr_expect_eq(read_ok(r, 4, page(7)), STLB_HIT);
+	cr_expect_eq(cpu(r, 4)->counters.stale_hits, 1);
+	cr_expect_eq(cpu(r, 4)->counters.stlb_hits, 1);
+	cr_assert_eq(r->m->nr_stale_reports, 1);
+	cr_expect_eq(r->m->stale[0].cpu, 4);
+	rig_free(r);
+}
+
+/* An entry filled after the zap (a racing fault) is not stale after the commit. */
+Test(machine_stale, refill_after_zap_is_not_stale)
+{
+	struct rig *r = rig_new(NULL);
+	populate(r, page(9), true);
+	read_ok(r, 0, page(9));
+	cr_assert(mm_zap_pte(r->mm, r->small, page(9)));
+	machine_invlpg(r->m, cpu(r, 0), 0, page(9));
+	populate(r, page(9), true);
+	cr_expect_eq(read_ok(r, 0, page(9)), WALK);
+	mm_commit_pte(vma_pte(r->small, page(9)));
+	cr_expect_eq(read_ok(r, 0, page(9)), L1_HIT);
+	cr_expect_eq(cpu(r, 0)->counters.stale_hits, 0);
+	rig_free(r);
+}
+
+Test(machine_stale, reports_are_capped_counts_are_not)
+{
+	struct rig *r = rig_new(NULL);
+	unsigned n = MACHINE_STALE_REPORTS + 3;
+
+	populate(r, page(10), true);
+	read_ok(r, 1, page(10));
+	cr_assert(mm_zap_pte(r->mm, r->small, page(10)));
+	mm_commit_pte(vma_pte(r->small, page(10)));
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t cycles = 0;
+		machine_translate(r->m, cpu(r, 1), 0, r->small, page(10), false, 100 + i, &cycles);
+	}
+	cr_expect_eq(cpu(r, 1)->counters.stale_hits, n);
+	cr_assert_eq(r->m->nr_stale_reports, MACHINE_STALE_REPORTS);
+	/* The first ones are kept. */
+	for (unsigned i = 0; i < MACHINE_STALE_REPORTS; i++)
+		cr_expect_eq(r->m->stale[i].time, 100 + i);
+	rig_free(r);
+}
+
+/* ---- invalidations ---------------------------------------------------------- */
+
+Test(machine_flush, invlpg_removes_one_page_everywhere_on_the_cpu)
+{
+	struct rig *r = rig_new(NULL);
+	struct cpu *c0 = cpu(r, 0);
+	populate(r, page(0), true);
+	populate(r, page(1), true);
+	read_ok(r, 0, page(0));
+	read_ok(r, 0, page(1));
+	cr_expect_eq(machine_tlb_occupancy(r->m, c0), 4);
+
+	machine_invlpg(r->m, c0, 0, page(0) + 0x123);
+	cr_expect_eq(c0->counters.invlpg, 1);
+	cr_expect_eq(c0->counters.tlb_entries_invalidated, 2, "L1 and STLB");
+	cr_expect_eq(c0->counters.tlb_flush_all, 0);
+	cr_expect_eq(machine_tlb_occupancy(r->m, c0), 2);
+	cr_expect_eq(read_ok(r, 0, page(0)), WALK);
+	cr_expect_eq(read_ok(r, 0, page(1)), L1_HIT);
+
+	/* Nothing there: counted as executed, nothing removed. */
+	machine_invlpg(r->m, c0, 0, page(40));
+	cr_expect_eq(c0->counters.invlpg, 2);
+	cr_expect_eq(c0->counters.tlb_entries_invalidated, 2);
+	/* Another ASID's entry is not this one's. */
+	machine_invlpg(r->m, c0, 9, page(1));
+	cr_expect_eq(c0->counters.tlb_entries_invalidated, 2);
+	cr_expect_eq(read_ok(r, 0, page(1)), L1_HIT);
+	rig_free(r);
+}
+
+Test(machine_flush, flush_asid_keeps_other_asids)
+{
+	struct rig *r = rig_new(NULL);
+	struct cpu *c2 = cpu(r, 2);
+	populate(r, page(0), true);
+	populate(r, page(1), true);
+	xlate_cost(r, 2, 1, page(0), false, TRANSLATE_OK);
+	xlate_cost(r, 2, 1, page(1), false, TRANSLATE_OK);
+	xlate_cost(r, 2, 2, page(0), false, TRANSLATE_OK);
+	cr_expect_eq(machine_tlb_occupancy(r->m, c2), 6);
+
+	machine_flush_asid(r->m, c2, 1);
+	cr_expect_eq(c2->counters.tlb_flush_all, 1);
+	cr_expect_eq(c2->counters.invlpg, 0);
+	cr_expect_eq(c2->counters.tlb_entries_invalidated, 4);
+	cr_expect_eq(machine_tlb_occupancy(r->m, c2), 2);
+	cr_expect_eq(xlate_cost(r, 2, 2, page(0), false, TRANSLATE_OK), L1_HIT);
+	cr_expect_eq(xlate_cost(r, 2, 1, page(0), false, TRANSLATE_OK), WALK);
+	rig_free(r);
+}
+
+Test(machine_flush, flush_all_removes_every_asid)
+{
+	struct rig *r = rig_new(NULL);
+	struct cpu *c1 = cpu(r, 1);
+	populate(r, page(0), true);
+	populate(r, HUGE, true);
+	xlate_cost(r, 1, 1, page(0), false, TRANSLATE_OK);
+	xlate_cost(r, 1, 2, page(0), false, TRANSLATE_OK);
+	xlate_cost(r, 1, 3, HUGE, false, TRANSLATE_OK);
+	cr_expect_eq(machine_tlb_occupancy(r->m, c1), 6);
+
+	machine_flush_all(r->m, c1);
+	cr_expect_eq(c1->counters.tlb_flush_all, 1);
+	cr_expect_eq(c1->counters.tlb_entries_invalidated, 6);
+	cr_expect_eq(machine_tlb_occupancy(r->m, c1), 0);
+	/* An empty flush still counts as executed. */
+	machine_flush_all(r->m, c1);
+	cr_expect_eq(c1->counters.tlb_flush_all, 2);
+	cr_expect_eq(c1->counters.tlb_entries_invalidated, 6);
+	rig_free(r);
+}
+
+/* Both siblings hold page 0: private L1 each, and the STLB. */
+static struct rig *siblings_hold_page0(const char *mode)
+{
+	struct rig *r = rig_smt(mode);
+	populate(r, page(0), true);
+	populate(r, page(1), true);
+	read_ok(r, 0, page(0));
+	read_ok(r, 4, page(0));
+	read_ok(r, 4, page(1));
+	return r;
+}
+
+Test(machine_flush, core_mode_invlpg_reaches_sibling_l1)
+{
+	struct rig *r = siblings_hold_page0("smt_invalidation=\"core\"");
+	struct cpu *c0 = cpu(r, 0), *c4 = cpu(r, 4);
+	/* L1(0): p0; L1(4): p0, p1; STLB: p0 (cpu 0's, cpu 4 hit it), p1. */
+	cr_assert_eq(machine_tlb_occupancy(r->m, c4), 4);
+
+	machine_invlpg(r->m, c0, 0, page(0));
+	cr_expect_eq(c0->counters.tlb_entries_invalidated, 3);
+	cr_expect_eq(c4->counters.tlb_entries_invalidated, 0);
+	cr_expect_eq(c4->counters.invlpg, 0);
+	cr_expect_eq(tlb_occupancy(c4->tlbs[T_L1D]), 1);
+	cr_expect_eq(read_ok(r, 4, page(0)), WALK);
+	cr_expect_eq(read_ok(r, 4, page(1)), L1_HIT);
+
+	/* flush_all from one sibling empties both siblings' structures. */
+	machine_flush_all(r->m, c4);
+	cr_expect_eq(machine_tlb_occupancy(r->m, c0), 0);
+	cr_expect_eq(machine_tlb_occupancy(r->m, c4), 0);
+	rig_free(r);
+}
+
+Test(machine_flush, thread_mode_invlpg_stays_on_its_thread)
+{
+	struct rig *r = siblings_hold_page0("smt_invalidation=\"thread\"");
+	struct cpu *c0 = cpu(r, 0), *c4 = cpu(r, 4);
+	/* L1(0): p0; L1(4): p0, p1; STLB: p0/owner 0, p0/owner 4, p1/owner 4. */
+	cr_assert_eq(tlb_occupancy(c0->tlbs[T_STLB]), 3);
+
+	machine_invlpg(r->m, c0, 0, page(0));
+	cr_expect_eq(c0->counters.tlb_entries_invalidated, 2, "own L1 and own STLB entry");
+	cr_expect_eq(tlb_occupancy(c0->tlbs[T_L1D]), 0);
+	cr_expect_eq(tlb_occupancy(c4->tlbs[T_L1D]), 2);
+	cr_expect_eq(tlb_occupancy(c0->tlbs[T_STLB]), 2);
+	cr_expect_eq(read_ok(r, 4, page(0)), L1_HIT);
+
+	/* cpu 0 cannot use cpu 4's STLB entry for the page: it walks. */
+	cr_expect_eq(read_ok(r, 0, page(0)), WALK);
+	cr_expect_eq(tlb_occupancy(c0->tlbs[T_STLB]), 3);
+
+	/* cpu 4's INVLPG of page 1 removes only its own entries of it. */
+	machine_invlpg(r->m, c4, 0, page(1));
+	cr_expect_eq(c4->counters.tlb_entries_invalidated, 2);
+	cr_expect_eq(tlb_occupancy(c0->tlbs[T_STLB]), 2);
+
+	/* flush_all on cpu 4 leaves cpu 0's entries. */
+	machine_flush_all(r->m, c4);
+	cr_expect_eq(tlb_occupancy(c4->tlbs[T_L1D]), 0);
+	cr_expect_eq(tlb_occupancy(c0->tlbs[T_L1D]), 1);
+	cr_expect_eq(tlb_occupancy(c0->tlbs[T_STLB]), 1);
+	cr_expect_eq(read_ok(r, 0, page(0)), L1_HIT);
+	rig_free(r);
+}
+
+Test(machine_flush, thread_mode_sibling_stlb_entry_survives_invlpg)
+{
+	struct rig *r = siblings_hold_page0("smt_invalidation=\"thread\"");
+	struct cpu *c0 = cpu(r, 0), *c4 = cpu(r, 4);
+
+	machine_invlpg(r->m, c0, 0, page(0));
+	/* Push page 0 out of cpu 4's L1 (set 0, 2 ways) with pages 4 and 8. */
+	populate(r, page(4), true);
+	populate(r, page(8), true);
+	read_ok(r, 4, page(4));
+	read_ok(r, 4, page(8));
+	cr_expect_eq(read_ok(r, 4, page(0)), STLB_HIT);
+	cr_expect_eq(c4->counters.stlb_hits, 1);
+	cr_expect_eq(c0->counters.tlb_entries_invalidated, 2);
+	rig_free(r);
+}
+
+Test(machine, occupancy_counts_shared_structures_whole)
+{
+	struct rig *r = rig_smt("smt_invalidation=\"core\"");
+	populate(r, page(0), true);
+	populate(r, page(1), true);
+	populate(r, HUGE, true);
+
+	read_ok(r, 0, page(0));
+	read_ok(r, 0, HUGE);
+	read_ok(r, 4, page(1));
+	/* cpu 0: L1 1 + L1 2M 1 + STLB 3.  cpu 4: L1 1 + STLB 3.  cpu 1: nothing. */
+	cr_expect_eq(machine_tlb_occupancy(r->m, cpu(r, 0)), 5);
+	cr_expect_eq(machine_tlb_occupancy(r->m, cpu(r, 4)), 4);
+	cr_expect_eq(machine_tlb_occupancy(r->m, cpu(r, 1)), 0);
+	rig_free(r);
+}
+
+/* ---- lookahead and horizon ------------------------------------------------- */
+
+/*
+ * Each case makes a different term the minimum; SMT and self costs are the
+ * smallest numbers of all and must be ignored (siblings are bounded by their
+ * lanes in machine_horizon(), not by the lookahead).
+ */
+Test(machine_lookahead, min_of_ipi_and_line_transfer_beyond_the_core)
+{
+	static const struct {
+		const char *sets[6];
+		uint64_t want;
+	} cases[] = {
+	    /* ipi 200+1500, 200+2500; line 100, 300 */
+	    {{"costs.ipi_latency.smt=1", "costs.line_transfer.smt=1", "costs.line_transfer.self=1",
+	      NULL},
+	     100},
+	    {{"costs.ipi_latency.smt=1", "costs.line_transfer.smt=1", "costs.line_transfer.self=1",
+	      "costs.line_transfer.socket=5000", "costs.line_transfer.remote=250", NULL},
+	     250},
+	    {{"costs.ipi_latency.smt=1", "costs.line_transfer.socket=5000",
+	      "costs.line_transfer.remote=6000", "costs.ipi_latency.socket=700",
+	      "costs.ipi_latency.remote=900", NULL},
+	     900},
+	    {{"costs.ipi_send=50", "costs.line_transfer.socket=5000",
+	      "costs.line_transfer.remote=6000", "costs.ipi_latency.socket=3000",
+	      "costs.ipi_latency.remote=100", NULL},
+	     150},
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct rig *r = rig_new(cases[i].sets);
+		const struct topology_costs *c = &r->topo->costs;
+		uint64_t want = UINT64_MAX;
+		for (int d = DIST_SOCKET; d <= DIST_REMOTE; d++) {
+			want = MIN(want, c->ipi_send + c->ipi_latency[d]);
+			want = MIN(want, c->line_transfer[d]);
+		}
+		cr_expect_eq(want, cases[i].want, "case %zu: hand value", i);
+		cr_expect_eq(r->m->lookahead, cases[i].want, "case %zu: lookahead %lu", i,
+			     (unsigned long)r->m->lookahead);
+		rig_free(r);
+	}
+}
+
+Test(machine_lookahead, horizon_bounds)
+{
+	struct rig *r = rig_new(NULL); /* lookahead 100 (line_transfer.socket) */
+	const struct machine *m = r->m;
+	const struct cpu *c0 = cpu(r, 0), *c1 = cpu(r, 1);
+	uint64_t la = m->lookahead;
+	cr_assert_eq(la, 100);
+
+	/* Nothing pending: no bound (and no overflow from adding the lookahead). */
+	cr_expect_eq(machine_horizon(m, c0), UINT64_MAX);
+
+	/* Untracked events bound nobody. */
+	engine_schedule(r->engine, 10, ENGINE_LANE_NONE, no_event, NULL, 0);
+	cr_expect_eq(machine_horizon(m, c0), UINT64_MAX);
+
+	/* Sibling's lane: cpu 0 stops right at it; cpu 1 gets the lookahead. */
+	engine_schedule(r->engine, 10000, fabric_cpu_lane(SIBLING(0)), no_event, NULL, 0);
+	cr_expect_eq(machine_horizon(m, c0), 10000);
+	cr_expect_eq(machine_horizon(m, c1), 10000 + la);
+
+	/* Another core's lane: the tracked minimum plus the lookahead. */
+	engine_schedule(r->engine, 9950, fabric_cpu_lane(2), no_event, NULL, 0);
+	cr_expect_eq(machine_horizon(m, c0), 9950 + la > 10000 ? 10000 : 9950 + la);
+	engine_schedule(r->engine, 9000, fabric_cpu_lane(2), no_event, NULL, 0);
+	cr_expect_eq(machine_horizon(m, c0), 9000 + la);
+	cr_expect_eq(machine_horizon(m, c1), 9000 + la);
+
+	/* The global lane bounds everyone without slack. */
+	engine_schedule(r->engine, 9050, LANE_GLOBAL, no_event, NULL, 0);
+	cr_expect_eq(machine_horizon(m, c0), 9050);
+	cr_expect_eq(machine_horizon(m, c1), 9050);
+	cr_expect_eq(machine_horizon(m, cpu(r, 2)), 9000, "its own lane");
+
+	/* Own lane. */
+	engine_schedule(r->engine, 8000, fabric_cpu_lane(0), no_event, NULL, 0);
+	cr_expect_eq(machine_horizon(m, c0), 8000);
+	cr_expect_eq(machine_horizon(m, cpu(r, SIBLING(0))), 8000);
+	cr_expect_eq(machine_horizon(m, c1), 8000 + la);
+	rig_free(r);
+}
+
+/* The horizon is min(global, core lanes, tracked next + lookahead), in every order. */
+Test(machine_lookahead, horizon_is_the_minimum_of_its_terms)
+{
+	static const uint64_t global[] = {ENGINE_NEVER, 500, 5000};
+	static const uint64_t sibling[] = {ENGINE_NEVER, 700, 4000};
+	static const uint64_t other[] = {ENGINE_NEVER, 300, 650, 3000};
+
+	for (size_t g = 0; g < G_N_ELEMENTS(global); g++) {
+		for (size_t s = 0; s < G_N_ELEMENTS(sibling); s++) {
+			for (size_t o = 0; o < G_N_ELEMENTS(other); o++) {
+				struct rig *r = rig_new(NULL);
+				uint64_t la = r->m->lookahead;
+				if (global[g] != ENGINE_NEVER)
+					engine_schedule(r->engine, global[g], LANE_GLOBAL, no_event,
+							NULL, 0);
+				if (sibling[s] != ENGINE_NEVER)
+					engine_schedule(r->engine, sibling[s],
+							fabric_cpu_lane(SIBLING(0)), no_event, NULL,
+							0);
+				if (other[o] != ENGINE_NEVER)
+					engine_schedule(r->engine, other[o], fabric_cpu_lane(3),
+							no_event, NULL, 0);
+				uint64_t tracked = MIN(global[g], MIN(sibling[s], other[o]));
+				uint64_t want = tracked == ENGINE_NEVER ? UINT64_MAX : tracked + la;
+				want = MIN(want, MIN(global[g], sibling[s]));
+				cr_expect_eq(machine_horizon(r->m, cpu(r, 0)), want,
+					     "global %lu sibling %lu other %lu",
+					     (unsigned long)global[g], (unsigned long)sibling[s],
+					     (unsigned long)other[o]);
+				rig_free(r);
+			}
+		}
+	}
+}
