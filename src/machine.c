@@ -169,13 +169,14 @@ static void machine_record_stale(struct machine *machine, struct cpu *cpu, uint6
 	};
 }
 
-/* Fill every structure that holds @ps, from level @from_level down to level 1. */
+/* Fill the structures probed before @below_probe (the levels that missed). */
 static void machine_fill_levels(struct machine *machine, struct cpu *cpu, uint16_t asid,
-				enum page_size ps, uint64_t vaddr, uint32_t gen,
+				enum page_size ps, uint64_t vaddr, uint32_t gen, bool writable,
 				unsigned below_probe)
 {
 	for (unsigned p = 0; p < below_probe; p++)
-		tlb_fill(cpu->tlbs[machine->probe[ps][p]], vaddr, ps, asid, cpu->tlb_owner, gen);
+		tlb_fill_perm(cpu->tlbs[machine->probe[ps][p]], vaddr, ps, asid, cpu->tlb_owner, gen,
+			      writable);
 }
 
 enum translate_result machine_translate(struct machine *machine, struct cpu *cpu, uint16_t asid,
@@ -195,17 +196,20 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 		if (!e)
 			continue;
 		uint32_t gen = e->gen;
+		bool writable = e->writable;
 		cpu->counters.tlb_hits++;
 		if (machine->probe_level[ps][p] > 1)
 			cpu->counters.stlb_hits++;
 		*cycles += topo->tlbs[index].hit_cycles;
+		/* A write through a read-only entry faults before it uses the
+		 * translation, stale or not. */
+		if (write && !writable)
+			return TRANSLATE_FAULT;
 		if (gen < pte->committed) {
 			machine_record_stale(machine, cpu, vaddr, gen, pte, now);
 			return TRANSLATE_OK;
 		}
-		if (write && gen == pte->gen && !pte->writable)
-			return TRANSLATE_FAULT;
-		machine_fill_levels(machine, cpu, asid, ps, vaddr, gen, p);
+		machine_fill_levels(machine, cpu, asid, ps, vaddr, gen, writable, p);
 		return TRANSLATE_OK;
 	}
 	cpu->counters.tlb_misses++;
@@ -213,7 +217,7 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	*cycles += topo->costs.page_walk;
 	if (!pte->present || (write && !pte->writable))
 		return TRANSLATE_FAULT;
-	machine_fill_levels(machine, cpu, asid, ps, vaddr, pte->gen, nr);
+	machine_fill_levels(machine, cpu, asid, ps, vaddr, pte->gen, pte->writable, nr);
 	return TRANSLATE_OK;
 }
 
@@ -223,7 +227,7 @@ void machine_fill(struct machine *machine, struct cpu *cpu, uint16_t asid, struc
 	const struct pte *pte = vma_pte(vma, vaddr);
 	g_assert(pte->present);
 	cpu->counters.page_walks++;
-	machine_fill_levels(machine, cpu, asid, vma->page_size, vaddr, pte->gen,
+	machine_fill_levels(machine, cpu, asid, vma->page_size, vaddr, pte->gen, pte->writable,
 			    machine->nr_probe[vma->page_size]);
 }
 

@@ -141,21 +141,19 @@ uint64_t sched_last_exit(const struct kernel *k)
 static unsigned sched_place(struct sched *s)
 {
 	const struct machine *m = s->k->machine;
+	unsigned nr_cores = m->topology->sockets * m->topology->cores_per_socket;
+	unsigned *core_load = g_new0(unsigned, nr_cores);
+	for (unsigned c = 0; c < s->nr_cpus; c++)
+		core_load[m->cpus[c].core_id] += s->rqs[c].nr_assigned;
 	unsigned best = 0;
-	unsigned best_cpu_load = UINT32_MAX, best_core_load = UINT32_MAX;
-	for (unsigned c = 0; c < s->nr_cpus; c++) {
-		unsigned core_load = 0;
-		for (unsigned o = 0; o < s->nr_cpus; o++)
-			if (m->cpus[o].core_id == m->cpus[c].core_id)
-				core_load += s->rqs[o].nr_assigned;
-		unsigned cpu_load = s->rqs[c].nr_assigned;
-		if (cpu_load < best_cpu_load ||
-		    (cpu_load == best_cpu_load && core_load < best_core_load)) {
+	for (unsigned c = 1; c < s->nr_cpus; c++) {
+		unsigned load = s->rqs[c].nr_assigned, best_load = s->rqs[best].nr_assigned;
+		if (load < best_load ||
+		    (load == best_load &&
+		     core_load[m->cpus[c].core_id] < core_load[m->cpus[best].core_id]))
 			best = c;
-			best_cpu_load = cpu_load;
-			best_core_load = core_load;
-		}
 	}
+	g_free(core_load);
 	return best;
 }
 

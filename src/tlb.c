@@ -51,6 +51,7 @@ struct tlb {
 	uint64_t *lru;
 	uint32_t *gen;
 	uint32_t *id; /* asid << 16 | owner */
+	bool *writable;
 	struct tlb_entry hit; /* the entry the last lookup returned */
 };
 
@@ -82,6 +83,7 @@ struct tlb *tlb_new(const struct tlb_geometry *geometry)
 	tlb->lru = g_new0(uint64_t, geometry->entries);
 	tlb->gen = g_new0(uint32_t, geometry->entries);
 	tlb->id = g_new0(uint32_t, geometry->entries);
+	tlb->writable = g_new0(bool, geometry->entries);
 	return tlb;
 }
 
@@ -93,6 +95,7 @@ void tlb_free(struct tlb *tlb)
 	g_free(tlb->lru);
 	g_free(tlb->gen);
 	g_free(tlb->id);
+	g_free(tlb->writable);
 	g_free(tlb);
 }
 
@@ -161,6 +164,7 @@ static const struct tlb_entry *hit_entry(struct tlb *tlb, size_t i)
 		.owner = (uint16_t)(tlb->id[i] & 0xffff),
 		.page_size = (uint8_t)(tlb->tag[i] & ((1u << TAG_SIZE_BITS) - 1)),
 		.valid = true,
+		.writable = tlb->writable[i],
 	};
 	return &tlb->hit;
 }
@@ -210,6 +214,12 @@ static size_t fill_slot(const struct tlb *tlb, size_t base, uint64_t tag, uint32
 bool tlb_fill(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid, uint16_t owner,
 	      uint32_t gen)
 {
+	return tlb_fill_perm(tlb, vaddr, ps, asid, owner, gen, true);
+}
+
+bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid,
+		   uint16_t owner, uint32_t gen, bool writable)
+{
 	if ((unsigned)ps >= NR_PAGE_SIZES || !(tlb->geo.page_sizes & (1u << ps)))
 		return false;
 
@@ -225,6 +235,7 @@ bool tlb_fill(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid,
 	tlb->tag[i] = tag;
 	tlb->id[i] = id;
 	tlb->gen[i] = gen;
+	tlb->writable[i] = writable;
 	tlb->lru[i] = ++tlb->stamp;
 	return true;
 }

@@ -173,9 +173,11 @@ static void vm_apply_event(void *target, uint64_t unused)
 		struct kcont done = call->done;
 		/* Another CPU's fault may have mapped it first: nothing to do
 		 * then but fill (a spurious fault). */
-		const struct pte *pte = vma_pte(call->vma, call->addr);
+		struct pte *pte = vma_pte(call->vma, call->addr);
 		if (!pte->present)
 			mm_populate(call->mm, call->vma, call->addr, call->vma->writable);
+		else if (call->vma->writable)
+			pte->writable = true; /* do_wp_page() reusing the only mapping */
 		machine_fill(k->machine, call->cpu, call->cpu->loaded_asid, call->vma, call->addr);
 		kernel_release(k, call);
 		kcont_call(k, done, t);

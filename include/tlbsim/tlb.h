@@ -34,6 +34,7 @@ struct tlb_entry {
 	uint16_t owner;
 	uint8_t page_size; /* enum page_size */
 	bool valid;
+	bool writable; /* the PTE allowed writes when the entry was filled */
 };
 
 struct tlb_stats {
@@ -75,6 +76,10 @@ const struct tlb_entry *tlb_lookup_size(struct tlb *tlb, uint64_t vaddr, enum pa
  */
 bool tlb_fill(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid, uint16_t owner,
 	      uint32_t gen);
+/* The same with the PTE's write permission (tlb_fill() fills writable
+ * entries); a write through a read-only entry faults. */
+bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid,
+		   uint16_t owner, uint32_t gen, bool writable);
 
 /* INVLPG: drop every entry of @asid, any size, whose page contains @vaddr. */
 unsigned tlb_flush_one(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner);
