@@ -78,7 +78,12 @@ static void vm_return_event(void *target, uint64_t time)
  */
 static void vm_flushed(struct kernel *k, void *ctx, uint64_t time)
 {
-	engine_schedule(k->engine, time, LANE_GLOBAL, vm_return_event, ctx, time);
+	/* A global effect lands no sooner than the lookahead after the event
+	 * that causes it (machine.h): the last acknowledgement may come from
+	 * the caller's SMT sibling, a shorter transfer than that. */
+	uint64_t earliest = engine_now(k->engine) + k->machine->lookahead;
+	uint64_t at = time > earliest ? time : earliest;
+	engine_schedule(k->engine, at, LANE_GLOBAL, vm_return_event, ctx, at);
 }
 
 /* zap_pte_range(): clear [start, end) of @vma into @tlb; returns the cycles. */
