@@ -71,13 +71,15 @@ struct event {
 struct lane_key {
 	uint64_t time;
 	uint64_t seq;
+	bool tracked;
 };
 
 struct lane {
 	struct lane_key *keys;
 	unsigned len;
 	unsigned cap;
-	uint64_t min_time; /* ENGINE_NEVER when empty */
+	uint64_t min_time;         /* ENGINE_NEVER when empty */
+	uint64_t tracked_min_time; /* the same over tracked events only */
 };
 
 struct engine {
@@ -196,7 +198,7 @@ struct engine *engine_new(unsigned nr_lanes)
 	engine->nr_lanes = nr_lanes;
 	engine->lanes = g_new0(struct lane, nr_lanes);
 	for (unsigned i = 0; i < nr_lanes; i++)
-		engine->lanes[i].min_time = ENGINE_NEVER;
+		engine->lanes[i].min_time = engine->lanes[i].tracked_min_time = ENGINE_NEVER;
 	engine->leaves = 1;
 	while (engine->leaves < nr_lanes)
 		engine->leaves *= 2;
@@ -218,11 +220,11 @@ void engine_free(struct engine *engine)
 	g_free(engine);
 }
 
-/* Propagate lane @index's new minimum up the tournament tree. */
+/* Propagate lane @index's new tracked minimum up the tournament tree. */
 static void tree_update(struct engine *engine, unsigned index)
 {
 	unsigned node = engine->leaves + index;
-	engine->tree[node] = engine->lanes[index].min_time;
+	engine->tree[node] = engine->lanes[index].tracked_min_time;
 	for (node /= 2; node >= 1; node /= 2) {
 		uint64_t a = engine->tree[2 * node], b = engine->tree[2 * node + 1];
 		uint64_t m = a < b ? a : b;
@@ -232,28 +234,35 @@ static void tree_update(struct engine *engine, unsigned index)
 	}
 }
 
-static void lane_add(struct lane *lane, uint64_t time, uint64_t seq)
+static void lane_add(struct lane *lane, uint64_t time, uint64_t seq, bool tracked)
 {
 	if (lane->len == lane->cap) {
 		lane->cap = lane->cap ? 2 * lane->cap : 4;
 		lane->keys = g_renew(struct lane_key, lane->keys, lane->cap);
 	}
-	lane->keys[lane->len++] = (struct lane_key){time, seq};
+	lane->keys[lane->len++] = (struct lane_key){time, seq, tracked};
 	if (time < lane->min_time)
 		lane->min_time = time;
+	if (tracked && time < lane->tracked_min_time)
+		lane->tracked_min_time = time;
 }
 
 /* The dispatched event leaves its lane before its fn runs. */
 static void lane_remove(struct lane *lane, uint64_t seq)
 {
-	uint64_t min = ENGINE_NEVER;
+	uint64_t min = ENGINE_NEVER, tracked_min = ENGINE_NEVER;
 	unsigned i = 0;
 	while (lane->keys[i].seq != seq)
 		i++;
 	lane->keys[i] = lane->keys[--lane->len];
-	for (i = 0; i < lane->len; i++)
-		min = lane->keys[i].time < min ? lane->keys[i].time : min;
+	for (i = 0; i < lane->len; i++) {
+		uint64_t t = lane->keys[i].time;
+		min = t < min ? t : min;
+		if (lane->keys[i].tracked && t < tracked_min)
+			tracked_min = t;
+	}
 	lane->min_time = min;
+	lane->tracked_min_time = tracked_min;
 }
 
 uint64_t engine_tracked_next_time(const struct engine *engine)
@@ -280,7 +289,7 @@ uint64_t engine_now(const struct engine *engine)
  * the end and rise.  Either way the heap invariant holds on return.
  */
 static void engine_insert(struct engine *engine, uint64_t time, uint64_t seq_flags,
-			  unsigned lane, engine_fn fn, void *target, uint64_t arg)
+			  unsigned lane, bool tracked, engine_fn fn, void *target, uint64_t arg)
 {
 	uint64_t seq = engine->next_seq++;
 	struct event ev = {
@@ -296,9 +305,9 @@ static void engine_insert(struct engine *engine, uint64_t time, uint64_t seq_fla
 	g_assert(fn != NULL);
 	if (lane != ENGINE_LANE_NONE) {
 		g_assert(lane < engine->nr_lanes);
-		uint64_t before = engine->lanes[lane].min_time;
-		lane_add(&engine->lanes[lane], time, ev.seq);
-		if (engine->lanes[lane].min_time != before)
+		uint64_t before = engine->lanes[lane].tracked_min_time;
+		lane_add(&engine->lanes[lane], time, ev.seq, tracked);
+		if (engine->lanes[lane].tracked_min_time != before)
 			tree_update(engine, lane);
 	}
 	if (engine->root_taken) {
@@ -317,7 +326,14 @@ static void engine_insert(struct engine *engine, uint64_t time, uint64_t seq_fla
 void engine_schedule(struct engine *engine, uint64_t time, unsigned lane, engine_fn fn,
 		     void *target, uint64_t arg)
 {
-	engine_insert(engine, time, 0, lane, fn, target, arg);
+	engine_insert(engine, time, 0, lane, true, fn, target, arg);
+}
+
+void engine_schedule_local(struct engine *engine, uint64_t time, unsigned lane, engine_fn fn,
+			   void *target, uint64_t arg)
+{
+	g_assert(lane != ENGINE_LANE_NONE);
+	engine_insert(engine, time, 0, lane, false, fn, target, arg);
 }
 
 void engine_schedule_last(struct engine *engine, uint64_t time, unsigned lane, unsigned rank,
@@ -325,8 +341,8 @@ void engine_schedule_last(struct engine *engine, uint64_t time, unsigned lane, u
 {
 	g_assert(rank < (1u << (63 - SEQ_RANK_SHIFT)));
 	g_assert(engine->next_seq <= SEQ_LOW_MASK);
-	engine_insert(engine, time, SEQ_LAST | ((uint64_t)rank << SEQ_RANK_SHIFT), lane, fn, target,
-		      arg);
+	engine_insert(engine, time, SEQ_LAST | ((uint64_t)rank << SEQ_RANK_SHIFT), lane, true, fn,
+		      target, arg);
 }
 
 uint64_t engine_next_time(const struct engine *engine)
@@ -377,9 +393,9 @@ enum engine_stop_reason engine_run(struct engine *engine, uint64_t time_limit, u
 		engine->root_taken = true;
 		engine->next_time = heap_children_min_time(engine);
 		if (ev.lane != ENGINE_LANE_NONE) {
-			uint64_t before = engine->lanes[ev.lane].min_time;
+			uint64_t before = engine->lanes[ev.lane].tracked_min_time;
 			lane_remove(&engine->lanes[ev.lane], ev.seq);
-			if (engine->lanes[ev.lane].min_time != before)
+			if (engine->lanes[ev.lane].tracked_min_time != before)
 				tree_update(engine, ev.lane);
 		}
 		engine->now = ev.time;

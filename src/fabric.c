@@ -52,7 +52,11 @@ uint64_t fabric_send_ipi(struct fabric *fabric, unsigned from, unsigned to, uint
 {
 	g_assert(from != to);
 	uint64_t arrival = when + fabric_ipi_latency(fabric, from, to);
-	engine_schedule(fabric->engine, arrival, fabric_cpu_lane(to), fabric_arrive, fabric, to);
+	/* Local to the target's lane: what the interrupt makes the target do
+	 * stays on its core until it answers, and the sender keeps a tracked
+	 * bound for that (smp.c). */
+	engine_schedule_local(fabric->engine, arrival, fabric_cpu_lane(to), fabric_arrive, fabric,
+			      to);
 	return arrival;
 }
 

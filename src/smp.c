@@ -17,16 +17,31 @@
 #include "tlbsim/sched.h"
 #include "tlbsim/smp.h"
 
+/*
+ * The caller's wait for every acknowledgement.  Interrupt arrivals and
+ * handlers are local events (their effects stay on their core until the
+ * acknowledgement), so other cores' run-ahead is bounded instead by a tracked
+ * sentinel kept at or before the event that will complete the wait: the
+ * completion is the last pending target's handler, no earlier than the next
+ * event in any pending target's lane.  See machine.h, "Lookahead".
+ */
 struct call_wait {
 	unsigned pending;
 	uint64_t done_at;
 	struct kcont done;
+	unsigned caller;
+	bool completed;
+	bool sentinel_armed;
+	unsigned nr_targets;
+	unsigned *targets;
+	bool *acked;
 };
 
 struct csd {
 	smp_call_fn fn;
 	void *info;
 	unsigned caller;
+	unsigned slot; /* index in wait->targets */
 	struct call_wait *wait;
 };
 
@@ -71,6 +86,45 @@ void smp_free(struct smp *smp)
 static void smp_handler_body(void *target, uint64_t cpu_id);
 static void smp_handler_exit(void *target, uint64_t cpu_id);
 
+static void smp_wait_free(struct kernel *k, struct call_wait *wait)
+{
+	kernel_release(k, wait->targets);
+	kernel_release(k, wait->acked);
+	kernel_release(k, wait);
+}
+
+static void smp_wait_sentinel(void *target, uint64_t arg);
+
+static void smp_arm_sentinel(struct kernel *k, struct call_wait *wait, uint64_t at)
+{
+	wait->sentinel_armed = true;
+	/* After every other event of its time, so re-arming always progresses. */
+	engine_schedule_last(k->engine, at, fabric_cpu_lane(wait->caller), k->machine->nr_cpus,
+			     smp_wait_sentinel, wait, (uint64_t)(uintptr_t)k);
+}
+
+static void smp_wait_sentinel(void *target, uint64_t arg)
+{
+	struct call_wait *wait = target;
+	struct kernel *k = (struct kernel *)(uintptr_t)arg;
+	wait->sentinel_armed = false;
+	if (wait->completed) {
+		smp_wait_free(k, wait);
+		return;
+	}
+	/* Every pending target has an event in its lane: the interrupt on its
+	 * way, or its handler. */
+	uint64_t bound = engine_now(k->engine);
+	for (unsigned i = 0; i < wait->nr_targets; i++) {
+		if (wait->acked[i])
+			continue;
+		uint64_t next = engine_lane_next_time(k->engine, fabric_cpu_lane(wait->targets[i]));
+		g_assert(next != ENGINE_NEVER);
+		bound = next > bound ? next : bound;
+	}
+	smp_arm_sentinel(k, wait, bound);
+}
+
 static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
 {
 	struct kernel *k = smp->k;
@@ -78,8 +132,8 @@ static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
 	sc->in_handler = true;
 	sc->handler_start = now;
 	sched_irq_enter(k, &k->machine->cpus[cpu_id], now);
-	engine_schedule(k->engine, now + k->machine->topology->costs.irq_entry,
-			fabric_cpu_lane(cpu_id), smp_handler_body, smp, cpu_id);
+	engine_schedule_local(k->engine, now + k->machine->topology->costs.irq_entry,
+			      fabric_cpu_lane(cpu_id), smp_handler_body, smp, cpu_id);
 }
 
 void smp_deliver_ipi(void *kernel, unsigned cpu_id)
@@ -101,11 +155,14 @@ static void smp_ack(struct kernel *k, struct csd *csd, unsigned cpu_id, uint64_t
 	uint64_t seen = at + fabric_line_transfer(k->machine->fabric, cpu_id, csd->caller);
 	if (seen > wait->done_at)
 		wait->done_at = seen;
-	g_assert(wait->pending > 0);
+	g_assert(wait->pending > 0 && !wait->acked[csd->slot]);
+	wait->acked[csd->slot] = true;
 	if (--wait->pending == 0) {
 		struct kcont done = wait->done;
 		uint64_t done_at = wait->done_at;
-		kernel_release(k, wait);
+		wait->completed = true;
+		if (!wait->sentinel_armed)
+			smp_wait_free(k, wait);
 		kcont_call(k, done, done_at);
 	}
 }
@@ -128,8 +185,8 @@ static void smp_handler_body(void *target, uint64_t cpu_id)
 		smp_ack(k, csd, (unsigned)cpu_id, t);
 		kernel_release(k, csd);
 	}
-	engine_schedule(k->engine, t + k->machine->topology->costs.irq_exit,
-			fabric_cpu_lane((unsigned)cpu_id), smp_handler_exit, smp, cpu_id);
+	engine_schedule_local(k->engine, t + k->machine->topology->costs.irq_exit,
+			      fabric_cpu_lane((unsigned)cpu_id), smp_handler_exit, smp, cpu_id);
 }
 
 static void smp_handler_exit(void *target, uint64_t cpu_id)
@@ -142,8 +199,8 @@ static void smp_handler_exit(void *target, uint64_t cpu_id)
 	if (sc->irq_pending) {
 		/* The pending interrupt fires as soon as we iret: enter again. */
 		sc->irq_pending = false;
-		engine_schedule(k->engine, now + k->machine->topology->costs.irq_entry,
-				fabric_cpu_lane((unsigned)cpu_id), smp_handler_body, smp, cpu_id);
+		engine_schedule_local(k->engine, now + k->machine->topology->costs.irq_entry,
+				      fabric_cpu_lane((unsigned)cpu_id), smp_handler_body, smp, cpu_id);
 		return;
 	}
 	sc->in_handler = false;
@@ -164,21 +221,31 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 	struct call_wait *wait = kernel_alloc(k, sizeof(*wait));
 	wait->pending = nr_targets;
 	wait->done = done;
+	wait->caller = self->id;
+	wait->nr_targets = nr_targets;
+	wait->targets = kernel_alloc(k, nr_targets * sizeof(*wait->targets));
+	wait->acked = kernel_alloc(k, nr_targets * sizeof(*wait->acked));
 
 	uint64_t t = now;
 	for (unsigned i = 0; i < nr_targets; i++) {
 		unsigned target = targets[i];
 		g_assert(target != self->id);
 		struct csd *csd = kernel_alloc(k, sizeof(*csd));
-		*csd = (struct csd){.fn = fn, .info = info, .caller = self->id, .wait = wait};
+		*csd = (struct csd){
+			.fn = fn, .info = info, .caller = self->id, .slot = i, .wait = wait,
+		};
+		wait->targets[i] = target;
 		/* csd_lock + llist_add onto the target's queue head. */
 		t = fabric_line_rmw(k->machine->fabric, &smp->cpus[target].queue_line, self->id, t);
 		g_queue_push_tail(&smp->cpus[target].queue, csd);
 	}
+	uint64_t last_arrival = t;
 	for (unsigned i = 0; i < nr_targets; i++) {
 		t += costs->ipi_send;
-		fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
+		uint64_t arrival = fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
+		last_arrival = arrival > last_arrival ? arrival : last_arrival;
 		self->counters.ipis_sent++;
 	}
 	wait->done_at = t;
+	smp_arm_sentinel(k, wait, last_arrival);
 }

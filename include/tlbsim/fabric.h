@@ -48,7 +48,9 @@ void fabric_free(struct fabric *fabric);
 /**
  * fabric_send_ipi() - interrupt @to, sent by @from at @when (>= now).
  * Returns the arrival time, when the deliver callback runs.  Sending to
- * oneself is a bug.
+ * oneself is a bug.  The arrival is a local event of the target's lane
+ * (engine_schedule_local()): the sender must keep a tracked event at or before
+ * any cross-core effect the interrupt leads to.
  */
 uint64_t fabric_send_ipi(struct fabric *fabric, unsigned from, unsigned to, uint64_t when);
 
