@@ -5,11 +5,13 @@
  * small stack of loop frames, at a local time that starts at the dispatch
  * time.  Ops whose effects other CPUs can see (syscalls, faults, flags) first
  * bring local time back in step with the engine by asking to be resumed at the
- * local time; memory accesses touch only this CPU's TLBs (and an SMT sibling's
- * shared ones), so they run ahead while local time stays strictly before the
- * next pending event.  That is the same decision stepping one access per event
- * would reach: the resumed event would be the earliest in the queue exactly
- * when its time is below every pending one (ties go to the older event).
+ * local time, and their effects land through events at least the lookahead
+ * later.  Memory accesses touch only this core's TLBs and read page tables and
+ * flags, which change only at global events; so a CPU runs them ahead up to
+ * machine_horizon(), running its quiet SMT siblings' accesses inline in
+ * (time, cpu) order because they share TLBs.  Ties are ordered as the engine
+ * orders resumes (after ordinary events, then by CPU), so the result is the
+ * one stepping one access per event gives (tests/test_interp.c).
  *
  * Simplifies: the harness's per-access work outside translation is a fixed
  * cycle count from the workload; a random working set is drawn with
@@ -838,10 +840,4 @@ const struct interp_results *interp_results(struct interp *ip)
 	ip->results.accessor_threads = accessors;
 	ip->results.accesses = accesses;
 	return &ip->results;
-}
-
-struct mm *interp_mm(const struct interp *ip, unsigned i)
-{
-	g_assert(i < ip->nr_mms);
-	return ip->mms[i];
 }

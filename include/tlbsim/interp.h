@@ -38,7 +38,5 @@ void interp_free(struct interp *interp);
 /* A run-time error stops the engine; this returns it (or NULL). */
 const GError *interp_error(const struct interp *interp);
 const struct interp_results *interp_results(struct interp *interp);
-/* mm index i of the workload's processes. */
-struct mm *interp_mm(const struct interp *interp, unsigned i);
 
 #endif
