@@ -18,11 +18,12 @@
  *   times fire FIFO, as libuv's timer_less_than() does.  2^63 schedules do not
  *   happen, so seq never reaches its top bit, which engine_schedule_last()
  *   sets: such an event sorts after every ordinary event of the same time.
- * - Lanes: every event belongs to a lane (an integer the model chooses), and
- *   each lane keeps its pending (time, seq) keys in a small unsorted array
- *   with a cached minimum, so engine_lane_next_time() is one load.  A lane
- *   holds a handful of events (a CPU's resume, timer, interrupts), so the scan
- *   that refreshes the minimum on dispatch is short.
+ * - Lanes: every event may belong to a lane (an integer the model chooses),
+ *   and each lane keeps its pending (time, seq) keys in two binary heaps, all
+ *   and tracked, so engine_lane_next_time() is one load and a lane with many
+ *   pending events (thousands of sleepers on one CPU) stays logarithmic.  A
+ *   tournament tree over the lanes' tracked minima answers
+ *   engine_tracked_next_time() in one load.
  * - Invariant: for every i > 0, heap[(i - 1) / ARITY] is not after heap[i], and
  *   every event in the heap has time >= now (asserted on schedule), so now
  *   never moves backwards.
@@ -71,15 +72,23 @@ struct event {
 struct lane_key {
 	uint64_t time;
 	uint64_t seq;
-	bool tracked;
 };
 
-struct lane {
+/* A binary min-heap of (time, seq) keys. */
+struct key_heap {
 	struct lane_key *keys;
 	unsigned len;
 	unsigned cap;
-	uint64_t min_time;         /* ENGINE_NEVER when empty */
-	uint64_t tracked_min_time; /* the same over tracked events only */
+};
+
+/*
+ * A lane's pending keys: all of them, and the tracked ones.  The event being
+ * dispatched is the global minimum, so it is also the minimum of its lane's
+ * heaps: removal is always a pop.
+ */
+struct lane {
+	struct key_heap all;
+	struct key_heap tracked;
 };
 
 struct engine {
@@ -197,8 +206,6 @@ struct engine *engine_new(unsigned nr_lanes)
 	engine->next_time = ENGINE_NEVER;
 	engine->nr_lanes = nr_lanes;
 	engine->lanes = g_new0(struct lane, nr_lanes);
-	for (unsigned i = 0; i < nr_lanes; i++)
-		engine->lanes[i].min_time = engine->lanes[i].tracked_min_time = ENGINE_NEVER;
 	engine->leaves = 1;
 	while (engine->leaves < nr_lanes)
 		engine->leaves *= 2;
@@ -212,19 +219,66 @@ void engine_free(struct engine *engine)
 {
 	if (!engine)
 		return;
-	for (unsigned i = 0; i < engine->nr_lanes; i++)
-		g_free(engine->lanes[i].keys);
+	for (unsigned i = 0; i < engine->nr_lanes; i++) {
+		g_free(engine->lanes[i].all.keys);
+		g_free(engine->lanes[i].tracked.keys);
+	}
 	g_free(engine->lanes);
 	g_free(engine->tree);
 	g_free(engine->heap);
 	g_free(engine);
 }
 
+static inline bool key_before(const struct lane_key *a, const struct lane_key *b)
+{
+	return a->time != b->time ? a->time < b->time : a->seq < b->seq;
+}
+
+static uint64_t key_heap_min(const struct key_heap *h)
+{
+	return h->len ? h->keys[0].time : ENGINE_NEVER;
+}
+
+static void key_heap_push(struct key_heap *h, struct lane_key key)
+{
+	if (h->len == h->cap) {
+		h->cap = h->cap ? 2 * h->cap : 4;
+		h->keys = g_renew(struct lane_key, h->keys, h->cap);
+	}
+	unsigned i = h->len++;
+	while (i > 0 && key_before(&key, &h->keys[(i - 1) / 2])) {
+		h->keys[i] = h->keys[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->keys[i] = key;
+}
+
+/* Pop the minimum, which must be @seq (asserted: see struct lane). */
+static void key_heap_pop(struct key_heap *h, uint64_t seq)
+{
+	g_assert(h->len > 0 && h->keys[0].seq == seq);
+	struct lane_key last = h->keys[--h->len];
+	unsigned i = 0;
+	for (;;) {
+		unsigned child = 2 * i + 1;
+		if (child >= h->len)
+			break;
+		if (child + 1 < h->len && key_before(&h->keys[child + 1], &h->keys[child]))
+			child++;
+		if (!key_before(&h->keys[child], &last))
+			break;
+		h->keys[i] = h->keys[child];
+		i = child;
+	}
+	if (h->len)
+		h->keys[i] = last;
+}
+
 /* Propagate lane @index's new tracked minimum up the tournament tree. */
 static void tree_update(struct engine *engine, unsigned index)
 {
 	unsigned node = engine->leaves + index;
-	engine->tree[node] = engine->lanes[index].tracked_min_time;
+	engine->tree[node] = key_heap_min(&engine->lanes[index].tracked);
 	for (node /= 2; node >= 1; node /= 2) {
 		uint64_t a = engine->tree[2 * node], b = engine->tree[2 * node + 1];
 		uint64_t m = a < b ? a : b;
@@ -234,35 +288,27 @@ static void tree_update(struct engine *engine, unsigned index)
 	}
 }
 
-static void lane_add(struct lane *lane, uint64_t time, uint64_t seq, bool tracked)
+static void lane_add(struct engine *engine, unsigned index, struct lane_key key, bool tracked)
 {
-	if (lane->len == lane->cap) {
-		lane->cap = lane->cap ? 2 * lane->cap : 4;
-		lane->keys = g_renew(struct lane_key, lane->keys, lane->cap);
-	}
-	lane->keys[lane->len++] = (struct lane_key){time, seq, tracked};
-	if (time < lane->min_time)
-		lane->min_time = time;
-	if (tracked && time < lane->tracked_min_time)
-		lane->tracked_min_time = time;
+	struct lane *lane = &engine->lanes[index];
+	key_heap_push(&lane->all, key);
+	if (!tracked)
+		return;
+	uint64_t before = key_heap_min(&lane->tracked);
+	key_heap_push(&lane->tracked, key);
+	if (key_heap_min(&lane->tracked) != before)
+		tree_update(engine, index);
 }
 
 /* The dispatched event leaves its lane before its fn runs. */
-static void lane_remove(struct lane *lane, uint64_t seq)
+static void lane_remove(struct engine *engine, unsigned index, uint64_t seq)
 {
-	uint64_t min = ENGINE_NEVER, tracked_min = ENGINE_NEVER;
-	unsigned i = 0;
-	while (lane->keys[i].seq != seq)
-		i++;
-	lane->keys[i] = lane->keys[--lane->len];
-	for (i = 0; i < lane->len; i++) {
-		uint64_t t = lane->keys[i].time;
-		min = t < min ? t : min;
-		if (lane->keys[i].tracked && t < tracked_min)
-			tracked_min = t;
+	struct lane *lane = &engine->lanes[index];
+	key_heap_pop(&lane->all, seq);
+	if (lane->tracked.len && lane->tracked.keys[0].seq == seq) {
+		key_heap_pop(&lane->tracked, seq);
+		tree_update(engine, index);
 	}
-	lane->min_time = min;
-	lane->tracked_min_time = tracked_min;
 }
 
 uint64_t engine_tracked_next_time(const struct engine *engine)
@@ -273,7 +319,7 @@ uint64_t engine_tracked_next_time(const struct engine *engine)
 uint64_t engine_lane_next_time(const struct engine *engine, unsigned lane)
 {
 	g_assert(lane < engine->nr_lanes);
-	return engine->lanes[lane].min_time;
+	return key_heap_min(&engine->lanes[lane].all);
 }
 
 uint64_t engine_now(const struct engine *engine)
@@ -305,10 +351,7 @@ static void engine_insert(struct engine *engine, uint64_t time, uint64_t seq_fla
 	g_assert(fn != NULL);
 	if (lane != ENGINE_LANE_NONE) {
 		g_assert(lane < engine->nr_lanes);
-		uint64_t before = engine->lanes[lane].tracked_min_time;
-		lane_add(&engine->lanes[lane], time, ev.seq, tracked);
-		if (engine->lanes[lane].tracked_min_time != before)
-			tree_update(engine, lane);
+		lane_add(engine, lane, (struct lane_key){time, ev.seq}, tracked);
 	}
 	if (engine->root_taken) {
 		engine->root_taken = false;
@@ -392,12 +435,8 @@ enum engine_stop_reason engine_run(struct engine *engine, uint64_t time_limit, u
 		ev = engine->heap[0];
 		engine->root_taken = true;
 		engine->next_time = heap_children_min_time(engine);
-		if (ev.lane != ENGINE_LANE_NONE) {
-			uint64_t before = engine->lanes[ev.lane].tracked_min_time;
-			lane_remove(&engine->lanes[ev.lane], ev.seq);
-			if (engine->lanes[ev.lane].tracked_min_time != before)
-				tree_update(engine, ev.lane);
-		}
+		if (ev.lane != ENGINE_LANE_NONE)
+			lane_remove(engine, ev.lane, ev.seq);
 		engine->now = ev.time;
 		count++;
 		engine->dispatched++;
