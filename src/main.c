@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 #include "tlbsim/error.h"
@@ -21,7 +22,38 @@ enum exit_code {
 	EXIT_INPUT = 2,
 	EXIT_STALE = 3,
 	EXIT_BUDGET = 4,
+	EXIT_INTERRUPTED = 130, /* 128 + SIGINT, as shells report it */
 };
+
+/* Set by SIGINT/SIGTERM; the run stops at its next slice, writing nothing. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int signo)
+{
+	(void)signo;
+	interrupted = 1;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* While the outputs are written, a signal waits: no half-renamed file. */
+static void hold_signals(bool hold, sigset_t *saved)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (hold)
+		sigprocmask(SIG_BLOCK, &set, saved);
+	else
+		sigprocmask(SIG_SETMASK, saved, NULL);
+}
 
 struct options {
 	char *topology;
@@ -39,6 +71,7 @@ struct options {
 	gboolean no_run_ahead;
 	gint64 max_events;
 	gint64 max_sim_ns;
+	double max_wall_seconds;
 	gboolean list_topologies;
 	gboolean list_workloads;
 	gboolean list_policies;
@@ -129,6 +162,8 @@ static int exit_code_for(const GError *error)
 	switch (error->code) {
 	case TLBSIM_ERROR_LIMIT:
 		return EXIT_BUDGET;
+	case TLBSIM_ERROR_INTERRUPTED:
+		return EXIT_INTERRUPTED;
 	case TLBSIM_ERROR_INTERNAL:
 		return EXIT_INTERNAL;
 	default:
@@ -174,6 +209,8 @@ static int run(const struct options *o)
 		.run_ahead = !o->no_run_ahead,
 		.max_events = (uint64_t)o->max_events,
 		.max_sim_ns = (uint64_t)o->max_sim_ns,
+		.max_wall_seconds = o->max_wall_seconds,
+		.cancel = &interrupted,
 	};
 	gint64 start = g_get_monotonic_time();
 	struct sim_result *result = sim_run(&input, &error);
@@ -200,6 +237,8 @@ static int run(const struct options *o)
 	report_csv_header(header);
 	report_csv_row(row, &meta, result);
 	bool ok = true, per_cpu_written = false;
+	sigset_t saved;
+	hold_signals(true, &saved);
 	if (o->per_cpu) {
 		GString *per_cpu = g_string_new(NULL);
 		report_per_cpu_csv(per_cpu, &meta, result);
@@ -218,6 +257,7 @@ static int run(const struct options *o)
 		printf("%s%s", o->no_header ? "" : header->str, row->str);
 		ok = fflush(stdout) == 0;
 	}
+	hold_signals(false, &saved);
 	if (!ok) {
 		g_printerr("tlbsim: %s\n", error ? error->message : "cannot write the output");
 		g_clear_error(&error);
@@ -272,6 +312,8 @@ int main(int argc, char **argv)
 		{"max-sim-ns", 0, 0, G_OPTION_ARG_INT64, &o.max_sim_ns,
 		 "Stop with exit code 4 after N ns of simulated time (default 3600 s; 0: no limit)",
 		 "N"},
+		{"max-wall-seconds", 0, 0, G_OPTION_ARG_DOUBLE, &o.max_wall_seconds,
+		 "Stop with exit code 4 after S seconds of wall time (default: no limit)", "S"},
 		{"no-run-ahead", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &o.no_run_ahead,
 		 "One memory access per event (slow; for checking run-ahead)", NULL},
 		{"list-topologies", 0, 0, G_OPTION_ARG_NONE, &o.list_topologies,
@@ -316,12 +358,14 @@ int main(int argc, char **argv)
 		/* Not silently to stdout: a sweep script would lose its rows. */
 		g_printerr("tlbsim: --append needs --output FILE\n");
 		code = EXIT_INPUT;
-	} else if (o.seed < 0 || o.max_events < 0 || o.max_sim_ns < 0) {
-		g_printerr("tlbsim: --seed, --max-events and --max-sim-ns take non-negative numbers\n");
+	} else if (o.seed < 0 || o.max_events < 0 || o.max_sim_ns < 0 || o.max_wall_seconds < 0) {
+		g_printerr("tlbsim: --seed, --max-events, --max-sim-ns and --max-wall-seconds take "
+			   "non-negative numbers\n");
 		code = EXIT_INPUT;
 	} else {
 		if (!o.policy)
 			o.policy = g_strdup("linux-4.5");
+		catch_signals();
 		code = run(&o);
 	}
 out:

@@ -30,6 +30,35 @@ static bool sim_check_budget(const struct sim_input *input, enum engine_stop_rea
 	return true;
 }
 
+static bool sim_cancelled(const struct sim_input *input)
+{
+	return input->cancel && *input->cancel;
+}
+
+/*
+ * engine_run() in slices of events, so that a cancel request (a signal) or
+ * the wall-time budget can stop a long run between slices.  Slicing changes
+ * nothing else: the engine resumes exactly where it stopped.
+ */
+static enum engine_stop_reason sim_engine_run(const struct sim_input *input,
+					      struct engine *engine, uint64_t time_limit,
+					      uint64_t event_limit)
+{
+	const uint64_t slice = 4096; /* a few ms of wall time at most */
+	gint64 deadline = input->max_wall_seconds > 0
+				  ? g_get_monotonic_time() + (gint64)(input->max_wall_seconds * 1e6)
+				  : G_MAXINT64;
+	for (;;) {
+		uint64_t dispatched = engine_events_dispatched(engine);
+		uint64_t left = event_limit == ENGINE_NEVER ? ENGINE_NEVER : event_limit - dispatched;
+		enum engine_stop_reason why = engine_run(engine, time_limit, MIN(slice, left));
+		if (why != ENGINE_EVENT_LIMIT || left <= slice)
+			return why;
+		if (sim_cancelled(input) || g_get_monotonic_time() > deadline)
+			return ENGINE_STOPPED;
+	}
+}
+
 static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *ip,
 			const struct workload *w)
 {
@@ -83,7 +112,16 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 				      ? topology_ns_to_cycles(input->topology, input->max_sim_ns)
 				      : ENGINE_NEVER;
 	uint64_t event_limit = input->max_events ? input->max_events : ENGINE_NEVER;
-	enum engine_stop_reason why = engine_run(k.engine, time_limit, event_limit);
+	enum engine_stop_reason why = sim_engine_run(input, k.engine, time_limit, event_limit);
+	if (why == ENGINE_STOPPED && !interp_error(ip)) {
+		if (sim_cancelled(input))
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INTERRUPTED, "interrupted");
+		else
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_LIMIT,
+				    "stopped after %g s of wall time (the budget, --max-wall-seconds)",
+				    input->max_wall_seconds);
+		goto out_free_interp;
+	}
 	if (interp_error(ip)) {
 		g_propagate_error(error, g_error_copy(interp_error(ip)));
 		goto out_free_interp;

@@ -14,7 +14,9 @@
  */
 #include <stdarg.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <criterion/criterion.h>
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -1207,4 +1209,86 @@ Test(e2e_munmap16, haswell_i7_linux_4_5, .timeout = 300)
 	g_free(header);
 	table_clear(&t);
 	run_clear(&r);
+}
+
+/* --------------------------------------------------------------------------
+ * Interruption, wall-time budget, concurrent appends
+ * ------------------------------------------------------------------------ */
+
+/*
+ * SIGINT in the middle of a long run: exit status 130, "interrupted", and no
+ * output file (nor a temporary one) left behind.
+ */
+Test(e2e_output, sigint_leaves_nothing)
+{
+	char *out = tmp_path("run.csv");
+	const char *argv[] = {TLBSIM_BINARY, "-T", "haswell-i7", "-w", "munmap16", "-q",
+			      "-o", out, NULL};
+	GPid pid;
+	GError *error = NULL;
+	int err_fd = -1;
+	cr_assert(g_spawn_async_with_pipes(tmp_dir, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+					   NULL, NULL, &pid, NULL, NULL, &err_fd, &error),
+		  "%s", error ? error->message : "?");
+	g_usleep(300000); /* well inside a several-second run */
+	kill(pid, SIGINT);
+	int status = 0;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "killed instead of stopping cleanly");
+	cr_assert_eq(WEXITSTATUS(status), 130);
+	char buf[256] = {0};
+	ssize_t n = read(err_fd, buf, sizeof(buf) - 1);
+	cr_assert_gt(n, 0);
+	cr_assert(strstr(buf, "interrupted") != NULL, "%s", buf);
+	close(err_fd);
+	g_spawn_close_pid(pid);
+	expect_tmp_listing("");
+	g_free(out);
+}
+
+Test(e2e_output, wall_time_budget_exits_4)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", "munmap16", "-q", "--max-wall-seconds", "0.2", NULL);
+	expect_status(&r, 4);
+	cr_assert(strstr(r.err, "--max-wall-seconds") != NULL, "%s", r.err);
+	cr_assert_str_empty(r.out);
+	run_clear(&r);
+}
+
+/*
+ * Eight runs appending to one CSV at once through GNU parallel: one header,
+ * eight whole rows, one per seed.
+ */
+Test(e2e_output, concurrent_appends_through_gnu_parallel)
+{
+	char *parallel = g_find_program_in_path("parallel");
+	cr_assert_not_null(parallel, "GNU parallel is installed by scripts/deps.sh");
+	char *out = tmp_path("all.csv");
+	char *cmd = g_strdup_printf("%s -j 8 '%s' -T haswell-i7 -w '%s' -q --seed {} --append -o '%s'"
+				    " ::: 1 2 3 4 5 6 7 8",
+				    parallel, TLBSIM_BINARY, SMALL, out);
+	int status = system(cmd);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", cmd);
+	char *text = read_tmp("all.csv");
+	struct table t;
+	table_parse(&t, text);
+	char *header = expected_header();
+	char *got = g_strjoinv(",", t.header);
+	cr_assert_str_eq(got, header, "one header, first");
+	cr_assert_eq(t.rows->len, 8);
+	bool seen[9] = {false};
+	for (unsigned i = 0; i < t.rows->len; i++) {
+		uint64_t seed = table_u64(&t, i, "seed");
+		cr_assert(seed >= 1 && seed <= 8 && !seen[seed], "row %u seed %lu", i,
+			  (unsigned long)seed);
+		seen[seed] = true;
+	}
+	table_clear(&t);
+	g_free(got);
+	g_free(header);
+	g_free(text);
+	g_free(cmd);
+	g_free(out);
+	g_free(parallel);
 }

@@ -6,6 +6,7 @@
  * results.  Runs share no mutable state, so several may run on different
  * threads at once.
  */
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <glib.h>
@@ -24,6 +25,9 @@ struct sim_input {
 	bool run_ahead;       /* false: one access per event (slow; for checking) */
 	uint64_t max_events;  /* 0: no limit */
 	uint64_t max_sim_ns;  /* 0: no limit */
+	double max_wall_seconds; /* 0: no limit; checked every 4096 events */
+	/* Set (e.g. by a signal handler) to stop the run early; may be NULL. */
+	const volatile sig_atomic_t *cancel;
 };
 
 struct sim_result {
@@ -44,8 +48,8 @@ struct sim_result {
 	unsigned *tlb_occupancy; /* per CPU, at the end */
 };
 
-/* Errors: a run-time workload error (TLBSIM_ERROR_INVALID) or a budget hit
- * (TLBSIM_ERROR_LIMIT). */
+/* Errors: a run-time workload error (TLBSIM_ERROR_INVALID), a budget hit
+ * (TLBSIM_ERROR_LIMIT), or a stop by @cancel (TLBSIM_ERROR_INTERRUPTED). */
 struct sim_result *sim_run(const struct sim_input *input, GError **error);
 void sim_result_free(struct sim_result *result);
 
