@@ -163,9 +163,8 @@ static uint64_t bound_steps(const struct bound_ctx *bc, const struct op *ops, un
 		steps = add_sat(steps, 1);
 		if (op->kind == OP_LOOP) {
 			uint64_t count = bound_value(bc, op->count, UNBOUNDED);
-			uint64_t body = count == 0 ? 0
-						   : bound_steps(bc, op->body, op->nr_body,
-								 count_accesses);
+			uint64_t body =
+			    count == 0 ? 0 : bound_steps(bc, op->body, op->nr_body, count_accesses);
 			steps = add_sat(steps, mul_sat(count, body));
 		} else if (op->kind == OP_ACCESS && count_accesses) {
 			/* No "rounds": it runs while its flag is set, for ever. */
@@ -222,9 +221,9 @@ static enum run_mode run_mode(const struct workload *w, unsigned nr_cpus)
 		tasks += group->count;
 		steps = add_sat(steps, mul_sat(group->count,
 					       bound_steps(&bc, group->ops, group->nr_ops, true)));
-		stepped = add_sat(stepped,
-				  mul_sat(group->count,
-					  bound_steps(&bc, group->ops, group->nr_ops, false)));
+		stepped =
+		    add_sat(stepped, mul_sat(group->count,
+					     bound_steps(&bc, group->ops, group->nr_ops, false)));
 	}
 	if (tasks > RUN_MAX_TASKS || ptes > RUN_MAX_PTES || (!known_bugs && concurrent_syscalls(w)))
 		return RUN_NONE;
@@ -239,14 +238,14 @@ static void simulate(const struct workload *w, bool run_ahead)
 {
 	GError *error = NULL;
 	const struct sim_input input = {
-		.topology = machine,
-		.workload = w,
-		.policy = policy,
-		.workload_file = "fuzz",
-		.seed = 1,
-		.run_ahead = run_ahead,
-		.max_events = RUN_MAX_EVENTS,
-		.max_sim_ns = RUN_MAX_SIM_NS,
+	    .topology = machine,
+	    .workload = w,
+	    .policy = policy,
+	    .workload_file = "fuzz",
+	    .seed = 1,
+	    .run_ahead = run_ahead,
+	    .max_events = RUN_MAX_EVENTS,
+	    .max_sim_ns = RUN_MAX_SIM_NS,
 	};
 	struct sim_result *result = sim_run(&input, &error);
 	fuzz_check_result(result != NULL, error);

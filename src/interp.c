@@ -26,6 +26,14 @@
 #include "tlbsim/vm.h"
 
 #define REGION_ALIGN (UINT64_C(1) << 21)
+/*
+ * Work one dispatch may do before handing back to the engine even when
+ * nothing bounds it, so that budgets and signals are checked: a program
+ * looping on ops that take no time, or an access loop nobody stops.
+ * Returning early is a resume at the same local time: results do not change.
+ */
+#define OPS_PER_DISPATCH 4096
+#define ACCESSES_PER_DISPATCH 65536
 #define LAYOUT_BASE (UINT64_C(1) << 32)
 
 struct frame {
@@ -460,7 +468,7 @@ static enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu,
 	if (ip->run_ahead)
 		nr_sib = gather_siblings(k, cpu, sib, &horizon);
 
-	for (;;) {
+	for (unsigned steps = 0; steps < ACCESSES_PER_DISPATCH; steps++) {
 		/* Whose access is next: ours, or an inline sibling's? */
 		int next = -1;
 		uint64_t t = *local;
@@ -654,6 +662,8 @@ static enum step exec_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 		if (!eval(ts, op, op->value, INT64_MIN, INT64_MAX, "value", &v))
 			return STEP_FAILED;
 		flag_set(k, ip, op->flag, v, now);
+		/* The store takes the line for itself: an RMW on a line we own. */
+		*local += k->machine->topology->costs.line_transfer[DIST_SELF];
 		return STEP_NEXT;
 	case OP_WAIT_FLAG:
 		if (!in_step(k, cpu, *local, now))
@@ -691,7 +701,11 @@ static void interp_run(struct kernel *k, struct task *task, struct cpu *cpu, uin
 	uint64_t local = now;
 	if (ip->error)
 		return;
-	for (;;) {
+	for (unsigned ops = 0;; ops++) {
+		if (ops == OPS_PER_DISPATCH) {
+			sched_continue_at(k, cpu, local, WORK_USER);
+			return;
+		}
 		if (ts->depth == 0) {
 			sched_exit(k, cpu, local);
 			return;

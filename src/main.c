@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* flock(), O_CLOEXEC */
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 #include <signal.h>
@@ -286,6 +287,8 @@ out_clear:
 int main(int argc, char **argv)
 {
 	struct options o = {.policy = NULL, .seed = 1};
+	/* Messages carry names and quotes GLib converts to the locale's charset. */
+	setlocale(LC_ALL, "");
 	GOptionEntry entries[] = {
 		{"topology", 'T', 0, G_OPTION_ARG_STRING, &o.topology,
 		 "Machine: a path or a bundled name (see --list-topologies)", "NAME"},

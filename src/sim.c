@@ -96,7 +96,7 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 	struct sim_result *result = NULL;
 	struct kernel k = {.policy = input->policy};
 	kernel_init_inflight(&k);
-	k.engine = engine_new(topology_nr_cpus(input->topology) + 1); /* lanes: global + CPUs */
+	k.engine = engine_new(NR_LANES(topology_nr_cpus(input->topology)));
 	k.machine = machine_new(input->topology, k.engine, smp_deliver_ipi, &k);
 	k.init_mm = mm_new(0, k.machine->nr_cpus);
 	sched_new(&k);
@@ -126,7 +126,9 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 		g_propagate_error(error, g_error_copy(interp_error(ip)));
 		goto out_free_interp;
 	}
-	if (!sim_check_budget(input, why, k.engine, error))
+	/* A run whose tasks have all exited is complete, even if a stale timer
+	 * left in the queue lies past a budget. */
+	if (sched_nr_alive(&k) != 0 && !sim_check_budget(input, why, k.engine, error))
 		goto out_free_interp;
 	if (sched_nr_alive(&k) != 0) {
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,

@@ -99,8 +99,11 @@ static void smp_arm_sentinel(struct kernel *k, struct call_wait *wait, uint64_t 
 {
 	wait->sentinel_armed = true;
 	/* After every other event of its time, so re-arming always progresses. */
-	engine_schedule_last(k->engine, at, fabric_cpu_lane(wait->caller), k->machine->nr_cpus,
-			     smp_wait_sentinel, wait, (uint64_t)(uintptr_t)k);
+	/* In a lane of its own: in a CPU's lane it would look like that CPU's
+	 * pending work to another caller's sentinel, and two waits that target
+	 * each other would re-arm each other forever at the same time. */
+	engine_schedule_last(k->engine, at, LANE_SENTINELS(k->machine->nr_cpus),
+			     k->machine->nr_cpus, smp_wait_sentinel, wait, (uint64_t)(uintptr_t)k);
 }
 
 static void smp_wait_sentinel(void *target, uint64_t arg)

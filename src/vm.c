@@ -163,6 +163,14 @@ static void vm_apply_event(void *target, uint64_t unused)
 	tlb_gather_mmu(&tlb);
 	if (call->kind != VM_FAULT)
 		sched_revoke_quiet(k); /* the PTEs quiet accessors rely on may change */
+	if (!call->vma->mapped) {
+		/* Another task unmapped it since this call entered the kernel:
+		 * munmap finds nothing (and returns 0), the others fail (ENOMEM);
+		 * either way nothing changes and nothing is flushed. */
+		call->start = call->end = 0;
+		vm_flushed(k, call, t);
+		return;
+	}
 	switch (call->kind) {
 	case VM_MUNMAP:
 		t += vm_munmap_apply(call, &tlb);

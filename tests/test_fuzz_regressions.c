@@ -39,8 +39,7 @@ static void check_result(const char *file, bool ok, GError *error)
 	}
 	cr_assert_not_null(error, "%s: failed without an error", file);
 	cr_assert_eq(error->domain, TLBSIM_ERROR, "%s: error outside TLBSIM_ERROR", file);
-	cr_assert(error->message != NULL && error->message[0] != '\0', "%s: empty message",
-		  file);
+	cr_assert(error->message != NULL && error->message[0] != '\0', "%s: empty message", file);
 	g_error_free(error);
 }
 
@@ -121,10 +120,10 @@ static const struct target {
 	const char *prefix; /* "<target>-" */
 	void (*replay)(const char *file, const char *text);
 } targets[] = {
-	{"fuzz_topology-", replay_topology},
-	{"fuzz_workload-", replay_workload},
-	{"fuzz_policy-", replay_policy},
-	{"fuzz_set-", replay_set},
+    {"fuzz_topology-", replay_topology},
+    {"fuzz_workload-", replay_workload},
+    {"fuzz_policy-", replay_policy},
+    {"fuzz_set-", replay_set},
 };
 
 static int compare_names(gconstpointer a, gconstpointer b)

@@ -23,8 +23,13 @@ Test(sim, blocked_tasks_at_the_end_are_an_error)
 	g_free(msg);
 }
 
-static struct sim_result *run_with_budget(uint64_t max_events, uint64_t max_sim_ns,
-					  GError **error)
+static const char *yield_loop =
+	"{\"name\": \"spin\", \"regions\": [{\"name\": \"r\", \"size\": 4096, \"populate\": \"all\"}],"
+	" \"tasks\": [{\"name\": \"t\", \"program\": [{\"op\": \"loop\", \"count\": 1000000, \"body\": ["
+	"   {\"op\": \"yield\"}]}]}]}";
+
+static struct sim_result *run_with_budget(const char *workload, uint64_t max_events,
+					  uint64_t max_sim_ns, GError **error)
 {
 	GError *local = NULL;
 	char *tpath = g_build_filename(TLBSIM_TEST_DATA, "tiny-2cpu.json", NULL);
@@ -37,11 +42,7 @@ static struct sim_result *run_with_budget(uint64_t max_events, uint64_t max_sim_
 		"policy", &local);
 	struct policy *policy = policy_from_json(p, "policy", &local);
 	cr_assert_not_null(policy);
-	cJSON *w = config_parse_string(
-		"{\"name\": \"spin\", \"regions\": [{\"name\": \"r\", \"size\": 4096, \"populate\": \"all\"}],"
-		" \"tasks\": [{\"name\": \"t\", \"program\": [{\"op\": \"loop\", \"count\": 1000000, \"body\": ["
-		"   {\"op\": \"yield\"}]}]}]}",
-		"w", &local);
+	cJSON *w = config_parse_string(workload, "w", &local);
 	struct workload *wl = workload_from_json(w, "w", 2, &local);
 	cr_assert_not_null(wl);
 	struct sim_input input = {.topology = topo, .workload = wl, .policy = policy,
@@ -61,7 +62,7 @@ static struct sim_result *run_with_budget(uint64_t max_events, uint64_t max_sim_
 Test(sim, event_budget_stops_the_run)
 {
 	GError *error = NULL;
-	cr_assert_null(run_with_budget(1000, 0, &error));
+	cr_assert_null(run_with_budget(yield_loop, 1000, 0, &error));
 	cr_assert_eq(error->code, TLBSIM_ERROR_LIMIT);
 	cr_assert(strstr(error->message, "after 1000 events") != NULL, "%s", error->message);
 	g_error_free(error);
@@ -70,7 +71,7 @@ Test(sim, event_budget_stops_the_run)
 Test(sim, time_budget_stops_the_run)
 {
 	GError *error = NULL;
-	cr_assert_null(run_with_budget(0, 50000, &error));
+	cr_assert_null(run_with_budget(yield_loop, 0, 50000, &error));
 	cr_assert_eq(error->code, TLBSIM_ERROR_LIMIT);
 	cr_assert(strstr(error->message, "50000 ns") != NULL, "%s", error->message);
 	g_error_free(error);
@@ -95,4 +96,21 @@ Test(sim, result_counts_every_cpu)
 	cr_assert_eq(r.result->round_accesses, 80);
 	cr_assert_eq(r.result->accessor_threads, 4);
 	support_run_free(&r);
+}
+
+
+/*
+ * A program that would compute for ever (found by fuzzing: it never handed
+ * the CPU back, so no budget could stop it) stops at the time budget.
+ */
+Test(sim, endless_compute_stops_at_the_time_budget, .timeout = 60)
+{
+	const char *w =
+		"{\"name\": \"endless\", \"tasks\": [{\"name\": \"t\", \"program\": ["
+		"  {\"op\": \"loop\", \"count\": \"1000000000000\", \"body\": ["
+		"    {\"op\": \"compute\", \"cycles\": 1}]}]}]}";
+	GError *error = NULL;
+	cr_assert_null(run_with_budget(w, 0, 1000000, &error));
+	cr_assert_eq(error->code, TLBSIM_ERROR_LIMIT);
+	g_error_free(error);
 }

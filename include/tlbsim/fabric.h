@@ -19,6 +19,9 @@ struct fabric;
  * timers, interrupt arrivals).  See machine.h, "Lookahead".
  */
 #define LANE_GLOBAL 0u
+/* Tracked bounds that stand for no CPU (smp.c's wait sentinels). */
+#define LANE_SENTINELS(nr_cpus) ((nr_cpus) + 1u)
+#define NR_LANES(nr_cpus) ((nr_cpus) + 2u)
 
 static inline unsigned fabric_cpu_lane(unsigned cpu)
 {
