@@ -53,6 +53,7 @@ struct vm_call {
 	bool writable;           /* mprotect target */
 	uint64_t addr;           /* fault address */
 	uint64_t start, end;     /* the range it changes: whole VMA but for madvise */
+	uint32_t gen_lo, gen_hi; /* the PTE generations its changes allocated */
 	uint64_t unmapped_pages; /* lowered from total_vm after the flush */
 	struct kcont done;
 };
@@ -64,8 +65,9 @@ static void vm_return_event(void *target, uint64_t time)
 	struct kernel *k = call->k;
 	struct kcont done = call->done;
 	uint64_t size = page_size_bytes(call->vma->page_size);
-	for (uint64_t addr = call->start; addr < call->end; addr += size)
-		mm_commit_pte(vma_pte(call->vma, addr));
+	for (uint64_t addr = call->start; call->gen_hi >= call->gen_lo && addr < call->end;
+	     addr += size)
+		mm_commit_change(vma_pte(call->vma, addr), call->gen_lo, call->gen_hi);
 	call->mm->total_vm -= call->unmapped_pages;
 	kernel_release(k, call);
 	kcont_call(k, done, time);
@@ -171,6 +173,7 @@ static void vm_apply_event(void *target, uint64_t unused)
 		vm_flushed(k, call, t);
 		return;
 	}
+	call->gen_lo = call->mm->next_gen;
 	switch (call->kind) {
 	case VM_MUNMAP:
 		t += vm_munmap_apply(call, &tlb);
@@ -197,6 +200,7 @@ static void vm_apply_event(void *target, uint64_t unused)
 		return;
 	}
 	}
+	call->gen_hi = call->mm->next_gen - 1; /* < gen_lo: nothing changed */
 	uint64_t start, end;
 	vm_gathered_range(k, call, &tlb, &start, &end);
 	if (call->kind == VM_MPROTECT) {

@@ -37,7 +37,6 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +64,7 @@ enum role { ROLE_SHARED, ROLE_PROT, ROLE_UNMAP };
 struct gen_region {
 	unsigned process;
 	enum role role;
-	unsigned owner;   /* ROLE_PROT, ROLE_UNMAP: the task that mprotects/unmaps */
+	unsigned owner;   /* the task that may madvise it, and mprotect/munmap it */
 	unsigned readers; /* ROLE_UNMAP: bit j = task j may access it too */
 	unsigned chunks;
 	unsigned chunk_pages;
@@ -83,7 +82,6 @@ struct gen {
 	bool known_bugs; /* TLBSIM_PROPERTY_KNOWN_BUGS: build what they break */
 	unsigned nr_cpus;
 	unsigned nr_processes;
-	unsigned flusher[2]; /* per process: the one task that may, otherwise */
 	unsigned nr_regions;
 	struct gen_region regions[MAX_REGIONS];
 	unsigned nr_tasks;
@@ -284,13 +282,6 @@ static void gen_layout(struct gen *g)
 		t->cpu = chance(g, 50) ? (int)pick(g, 0, g->nr_cpus - 1) : -1;
 		t->controller = i + 1 < g->nr_tasks && chance(g, 30);
 	}
-	for (unsigned m = 0; m < g->nr_processes; m++) {
-		unsigned candidates[MAX_TASKS], n = 0;
-		for (unsigned i = 0; i < g->nr_tasks; i++)
-			if (g->tasks[i].process == m)
-				candidates[n++] = i;
-		g->flusher[m] = n ? candidates[rng_below(&g->rng, n)] : UINT_MAX;
-	}
 	for (unsigned r = 0; r < g->nr_regions; r++) {
 		struct gen_region *reg = &g->regions[r];
 		*reg = (struct gen_region){.role = ROLE_SHARED};
@@ -300,18 +291,15 @@ static void gen_layout(struct gen *g)
 		reg->chunked = chance(g, 50);
 		reg->chunks = reg->chunked ? pick(g, 1, 4) : 1;
 		reg->chunk_pages = reg->chunked ? pick(g, 1, 16) : pick(g, 2, 64);
-		if (r < g->nr_processes)
-			continue;
 		unsigned candidates[MAX_TASKS], n = 0;
 		for (unsigned i = 0; i < g->nr_tasks; i++)
-			if (g->tasks[i].process == reg->process &&
-			    (g->known_bugs || i == g->flusher[reg->process]))
+			if (g->tasks[i].process == reg->process)
 				candidates[n++] = i;
+		reg->owner = n ? candidates[rng_below(&g->rng, n)] : 0;
 		unsigned kind = pick(g, 0, 9);
-		if (n == 0 || kind < 4)
+		if (r < g->nr_processes || n == 0 || kind < 4)
 			continue;
 		reg->role = kind < 7 ? ROLE_PROT : ROLE_UNMAP;
-		reg->owner = candidates[rng_below(&g->rng, n)];
 		for (unsigned j = 0; reg->role == ROLE_UNMAP && j < reg->owner; j++)
 			if (g->tasks[j].process == reg->process && chance(g, 50))
 				reg->readers |= 1u << j;
@@ -387,15 +375,27 @@ static bool may_write(const struct gen *g, unsigned task, unsigned r)
 	return true;
 }
 
-/* A region the current task may access (every task has one: see gen_layout). */
-static unsigned pick_region(struct gen *g)
+/*
+ * Known bug 6 (fixed: each call now commits only the generations it
+ * allocated, mm_commit_change()): when two calls zapped the same PTE at once,
+ * the one that found it already zapped committed the other's change before
+ * the other's flush was done.  By default only a region's owner zaps it;
+ * TLBSIM_PROPERTY_KNOWN_BUGS=1 lets every task do so (400 cases pass).
+ */
+static bool may_zap(const struct gen *g, unsigned task, unsigned r)
+{
+	return may_access(g, task, r) && (g->known_bugs || g->regions[r].owner == task);
+}
+
+/* A region the current task may access, or with @zap zap; -1 if none.  Every
+ * task may access some region (see gen_layout). */
+static int pick_region(struct gen *g, bool zap)
 {
 	unsigned candidates[MAX_REGIONS], n = 0;
 	for (unsigned r = 0; r < g->nr_regions; r++)
-		if (may_access(g, g->task, r))
+		if (zap ? may_zap(g, g->task, r) : may_access(g, g->task, r))
 			candidates[n++] = r;
-	g_assert(n > 0);
-	return candidates[rng_below(&g->rng, n)];
+	return n ? (int)candidates[rng_below(&g->rng, n)] : -1;
 }
 
 /* The loop variable of the innermost enclosing loop at @depth, or NULL. */
@@ -410,7 +410,9 @@ static char *loop_var(unsigned depth)
  */
 static void gen_access(struct gen *g, GPtrArray *ops, unsigned depth, int spin_on)
 {
-	unsigned r = pick_region(g);
+	int picked = pick_region(g, false);
+	g_assert(picked >= 0);
+	unsigned r = (unsigned)picked;
 	const struct gen_region *reg = &g->regions[r];
 	unsigned span = reg->chunks * reg->chunk_pages;
 	GString *s = g_string_new(NULL);
@@ -456,20 +458,26 @@ static void gen_access(struct gen *g, GPtrArray *ops, unsigned depth, int spin_o
 	g_ptr_array_add(ops, g_string_free(s, FALSE));
 }
 
-static void gen_madvise(struct gen *g, GPtrArray *ops)
+/* A madvise(DONTNEED) of a chunk or of pages of it; false if the task may zap
+ * no region. */
+static bool gen_madvise(struct gen *g, GPtrArray *ops)
 {
-	unsigned r = pick_region(g);
+	int picked = pick_region(g, true);
+	if (picked < 0)
+		return false;
+	unsigned r = (unsigned)picked;
 	const struct gen_region *reg = &g->regions[r];
 	unsigned chunk = pick(g, 0, reg->chunks - 1);
 	if (chance(g, 40)) {
 		emit(ops, "{\"op\": \"madvise\", \"region\": \"r%u\", \"chunk\": %u,"
 			  " \"advice\": \"dontneed\"}", r, chunk);
-		return;
+		return true;
 	}
 	unsigned first = pick(g, 0, reg->chunk_pages - 1);
 	emit(ops, "{\"op\": \"madvise\", \"region\": \"r%u\", \"chunk\": %u, \"advice\": \"dontneed\","
 		  " \"first\": %u, \"pages\": %u}", r, chunk, first,
 	     pick(g, 1, reg->chunk_pages - first));
+	return true;
 }
 
 /* A prot region the current task owns and has not made read-only, or -1. */
@@ -555,10 +563,7 @@ static bool gen_op(struct gen *g, GPtrArray *ops, unsigned depth, enum gen_kind 
 		gen_access(g, ops, depth, target);
 		return true;
 	case GEN_MADVISE:
-		if (!g->known_bugs && g->task != g->flusher[g->tasks[g->task].process])
-			return false;
-		gen_madvise(g, ops);
-		return true;
+		return gen_madvise(g, ops);
 	case GEN_MPROTECT:
 		if ((target = owned_writable_prot(g)) < 0)
 			return false;

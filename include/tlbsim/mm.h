@@ -95,6 +95,23 @@ static inline void mm_commit_pte(struct pte *pte)
 }
 
 /*
+ * Commit only what one call changed: the generations it allocated are
+ * [@lo, @hi] (one event allocates them contiguously).  A PTE whose pending
+ * change is older was changed by another call, still in flight, which will
+ * commit it on its own return.  If a later call changed it again since, our
+ * change is still committed: @lo stands for it, as this PTE holds no other
+ * generation in [@lo, @hi].
+ */
+static inline void mm_commit_change(struct pte *pte, uint32_t lo, uint32_t hi)
+{
+	if (pte->pending < lo)
+		return;
+	uint32_t gen = pte->pending <= hi ? pte->pending : lo;
+	if (gen > pte->committed)
+		pte->committed = gen;
+}
+
+/*
  * Mark @vma unmapped and drop its page-table references (total_vm is left to
  * the caller: the kernel lowers it only after the flush).  Every 2 MiB span
  * whose last user it was loses its PTE page: those spans are reported through
