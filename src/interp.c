@@ -323,6 +323,10 @@ static bool access_quiet(struct itask *ts)
 	const struct op *op = a->op;
 	if (!a->active || op->count || op->while_flag < 0 || a->fault_seen || a->fault_done)
 		return false;
+	/* Once the flag is clear the loop ends at its next round, and what
+	 * follows it may reach other cores: no promise then. */
+	if (ts->interp->flags[op->while_flag] == 0)
+		return false;
 	const struct interp *ip = ts->interp;
 	const struct mm *mm = ts->task.mm;
 	uint64_t epoch = a->quiet_vma ? a->quiet_vma->epoch : mm->epoch;
