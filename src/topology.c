@@ -6,12 +6,16 @@
  *   { "name", "description", "sockets", "cores_per_socket", "threads_per_core",
  *     "clock_ghz", "hw_asids", "smt_invalidation": "core" | "thread",
  *     "cpuid": {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift"},
+ *     "flush_hw": {"arch": "x86" | "arm64" | "riscv",
+ *                  "remote": "ipi" | "sbi" | "broadcast", "invlpgb_count_max",
+ *                  "full_flush_only", "pwc_entries"},
  *     "tlbs": [{"name", "level", "entries", "ways", "page_sizes": ["4K", ...],
  *               "per_core", "hit_cycles"}, ...],
  *     "costs": {"page_walk", "invlpg", "flush_all", "ipi_send",
  *               "ipi_latency": {"smt", "socket", "remote"}, "irq_entry", "irq_exit",
  *               "line_transfer": {"self", "smt", "socket", "remote"},
- *               "context_switch", "syscall", "page_fault", "vma_op", "pte_op"} }
+ *               "context_switch", "syscall", "page_fault", "vma_op", "pte_op",
+ *               "broadcast_issue", "broadcast_sync", "sbi_call"} }
  *
  * Notes:
  * - Every key is required: a machine is described completely or refused, so
@@ -56,6 +60,8 @@
 /* tlb_flushall_shift: -1 disables range flushes; 3.x kernels used up to 6. */
 #define FLUSHALL_SHIFT_MIN (-1)
 #define FLUSHALL_SHIFT_MAX 16
+/* CPUID 0x80000008 EDX[15:0] + 1: a 16-bit field. */
+#define MAX_INVLPGB_COUNT 65536
 
 static const char *const top_keys[] = {
     "name",
@@ -67,6 +73,7 @@ static const char *const top_keys[] = {
     "hw_asids",
     "smt_invalidation",
     "cpuid",
+    "flush_hw",
     "tlbs",
     "costs",
     "comment",
@@ -74,6 +81,21 @@ static const char *const top_keys[] = {
 };
 static const char *const cpuid_keys[] = {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift",
 					 "comment", NULL};
+static const char *const flush_hw_keys[] = {"arch",	     "remote",	    "invlpgb_count_max",
+					    "full_flush_only", "pwc_entries", "comment",
+					    NULL};
+static const char *const arch_names[] = {
+    [ARCH_X86] = "x86",
+    [ARCH_ARM64] = "arm64",
+    [ARCH_RISCV] = "riscv",
+    NULL,
+};
+static const char *const remote_flush_names[] = {
+    [REMOTE_FLUSH_IPI] = "ipi",
+    [REMOTE_FLUSH_SBI] = "sbi",
+    [REMOTE_FLUSH_BROADCAST] = "broadcast",
+    NULL,
+};
 static const char *const tlb_keys[] = {"name",     "level",      "entries", "ways", "page_sizes",
 				       "per_core", "hit_cycles", "comment", NULL};
 static const char *const smt_names[] = {
@@ -106,6 +128,9 @@ static const struct cost_field {
     {"page_fault", offsetof(struct topology_costs, page_fault)},
     {"vma_op", offsetof(struct topology_costs, vma_op)},
     {"pte_op", offsetof(struct topology_costs, pte_op)},
+    {"broadcast_issue", offsetof(struct topology_costs, broadcast_issue)},
+    {"broadcast_sync", offsetof(struct topology_costs, broadcast_sync)},
+    {"sbi_call", offsetof(struct topology_costs, sbi_call)},
 };
 
 /* Per-distance members of "costs"; ipi_latency has no "self" (unused, 0). */
@@ -224,6 +249,48 @@ static bool parse_cpuid(const struct config_node *root, struct topology *t, GErr
 			    FLUSHALL_SHIFT_MAX, &shift, error))
 		return false;
 	t->tlb_flushall_shift = (int)shift;
+	return true;
+}
+
+/*
+ * "flush_hw": how this machine invalidates other CPUs' TLBs.  The remote
+ * mechanism must be one the architecture has: x86 interrupts (and may add
+ * INVLPGB), arm64 broadcasts TLBI ... IS, riscv interrupts directly or asks
+ * SBI firmware for a remote fence.
+ */
+static bool parse_flush_hw(const struct config_node *root, struct topology *t, GError **error)
+{
+	struct config_node hw;
+	int arch = 0, remote = 0;
+
+	if (!get_section(root, "flush_hw", flush_hw_keys, &hw, error) || !check_comment(&hw, error) ||
+	    !config_get_enum(&hw, "arch", true, arch_names, &arch, error) ||
+	    !config_get_enum(&hw, "remote", true, remote_flush_names, &remote, error) ||
+	    !get_unsigned(&hw, "invlpgb_count_max", 0, MAX_INVLPGB_COUNT, &t->invlpgb_count_max,
+			  error) ||
+	    !config_get_bool(&hw, "full_flush_only", true, &t->full_flush_only, error) ||
+	    !get_unsigned(&hw, "pwc_entries", 0, MAX_TLB_ENTRIES, &t->pwc_entries, error))
+		return false;
+	t->arch = (enum topology_arch)arch;
+	t->remote_flush = (enum topology_remote_flush)remote;
+	static const bool allowed[][NR_REMOTE_FLUSH] = {
+	    [ARCH_X86] = {[REMOTE_FLUSH_IPI] = true},
+	    [ARCH_ARM64] = {[REMOTE_FLUSH_BROADCAST] = true},
+	    [ARCH_RISCV] = {[REMOTE_FLUSH_IPI] = true, [REMOTE_FLUSH_SBI] = true},
+	};
+	if (!allowed[arch][remote]) {
+		struct config_node node = config_child(&hw, "remote");
+		config_set_error(error, &node, "%s has no \"%s\" remote flush (x86: \"ipi\", arm64: "
+				 "\"broadcast\", riscv: \"ipi\" or \"sbi\")",
+				 arch_names[arch], remote_flush_names[remote]);
+		return false;
+	}
+	if (t->invlpgb_count_max > 0 && t->arch != ARCH_X86) {
+		struct config_node node = config_child(&hw, "invlpgb_count_max");
+		config_set_error(error, &node, "INVLPGB is an x86 (AMD) instruction; expected 0 on %s",
+				 arch_names[arch]);
+		return false;
+	}
 	return true;
 }
 
@@ -415,6 +482,7 @@ struct topology *topology_from_json(const cJSON *json, const char *file, GError 
 	    !get_nonempty_string(&root, "name", &t->name, error) ||
 	    !config_get_string(&root, "description", true, &t->description, error) ||
 	    !parse_shape(&root, t, error) || !parse_cpuid(&root, t, error) ||
+	    !parse_flush_hw(&root, t, error) ||
 	    !parse_tlbs(&root, t, error) || !validate_tlbs(&root, t, error) ||
 	    !parse_costs(&root, &t->costs, error))
 		goto out_free_topology;

@@ -205,7 +205,7 @@ static void append_costs(struct gen *g, GString *s)
 		s,
 		"  \"line_transfer\": {\"self\": %u, \"smt\": %u, \"socket\": %u, \"remote\": %u},\n"
 		"  \"context_switch\": %u, \"syscall\": %u, \"page_fault\": %u, \"vma_op\": %u,"
-		" \"pte_op\": %u}}\n",
+		" \"pte_op\": %u, \"broadcast_issue\": 0, \"broadcast_sync\": 0, \"sbi_call\": 0}}\n",
 		line_self, line_smt, line_socket, line_socket + pick(g, 0, 300), pick(g, 500, 3000),
 		pick(g, 50, 300), pick(g, 300, 3000), pick(g, 300, 5000), pick(g, 1, 20));
 }
@@ -232,6 +232,9 @@ static char *gen_topology(struct gen *g, struct gen_case *c)
 		sockets, cores, threads, clocks[rng_below(&g->rng, G_N_ELEMENTS(clocks))],
 		chance(g, 50) ? 0u : 4096u, c->smt_thread ? "thread" : "core", pick(g, 8, 64),
 		pick(g, 8, 64), (int)pick(g, 0, 7) - 1);
+	g_string_append(s, " \"flush_hw\": {\"arch\": \"x86\", \"remote\": \"ipi\","
+			   " \"invlpgb_count_max\": 0, \"full_flush_only\": false,"
+			   " \"pwc_entries\": 4},\n");
 	g_string_append_printf(
 		s,
 		" \"tlbs\": [\n"

@@ -374,7 +374,7 @@ Test(topology_validate, root)
 	    "colour", "1",
 	    "$: unknown key \"colour\" (expected one of: name, description, sockets, "
 	    "cores_per_socket, threads_per_core, clock_ghz, hw_asids, smt_invalidation, "
-	    "cpuid, tlbs, costs, comment)");
+	    "cpuid, flush_hw, tlbs, costs, comment)");
 	check_set_refused("name", "\"\"", "$.name: must not be empty");
 	check_set_refused("name", "3", "$.name: expected a string, got 3");
 	check_set_refused("description", "[]", "$.description: expected a string, got an array");
@@ -460,6 +460,26 @@ Test(topology_validate, clock_asids_smt)
 			      "$: missing required key \"smt_invalidation\"");
 	check_removed_refused("", "clock_ghz", "$: missing required key \"clock_ghz\"");
 	check_removed_refused("", "hw_asids", "$: missing required key \"hw_asids\"");
+}
+
+Test(topology_validate, flush_hw)
+{
+	check_set_refused("flush_hw.arch", "\"arm\"",
+			  "$.flush_hw.arch: expected one of \"x86\", \"arm64\", \"riscv\", got "
+			  "\"arm\" (did you mean \"arm64\"?)");
+	check_set_refused("flush_hw.remote", "\"broadcast\"",
+			  "$.flush_hw.remote: x86 has no \"broadcast\" remote flush (x86: \"ipi\", "
+			  "arm64: \"broadcast\", riscv: \"ipi\" or \"sbi\")");
+	check_set_refused("flush_hw.remote", "\"smi\"",
+			  "$.flush_hw.remote: expected one of \"ipi\", \"sbi\", \"broadcast\", got "
+			  "\"smi\" (did you mean \"sbi\"?)");
+	check_set_refused("flush_hw.invlpgb_count_max", "65537",
+			  "$.flush_hw.invlpgb_count_max: expected an integer in [0, 65536], got 65537");
+	check_set_accepted("flush_hw.invlpgb_count_max", "8");
+	check_set_accepted("flush_hw.full_flush_only", "true");
+	check_removed_refused("", "flush_hw", "$: missing required key \"flush_hw\"");
+	check_removed_refused("flush_hw", "pwc_entries",
+			      "$.flush_hw: missing required key \"pwc_entries\"");
 }
 
 Test(topology_validate, cpuid)
@@ -584,6 +604,9 @@ static const char *const cost_paths[] = {
     "page_fault",
     "vma_op",
     "pte_op",
+    "broadcast_issue",
+    "broadcast_sync",
+    "sbi_call",
     "ipi_latency.smt",
     "ipi_latency.socket",
     "ipi_latency.remote",

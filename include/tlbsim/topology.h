@@ -34,6 +34,22 @@ enum topology_distance {
  */
 enum topology_smt_invalidation { SMT_INVALIDATE_CORE, SMT_INVALIDATE_THREAD };
 
+enum topology_arch { ARCH_X86, ARCH_ARM64, ARCH_RISCV, NR_ARCHES };
+
+/*
+ * How another CPU's TLB is invalidated.  IPI: interrupt it and let its handler
+ * flush (x86, riscv with direct IPIs).  SBI: one ecall into machine-mode
+ * firmware, which interrupts the harts itself (riscv sbi_remote_sfence_vma).
+ * BROADCAST: an instruction the interconnect delivers to every TLB without
+ * interrupting anyone (arm64 TLBI ...IS, completed by DSB ISH).
+ */
+enum topology_remote_flush {
+	REMOTE_FLUSH_IPI,
+	REMOTE_FLUSH_SBI,
+	REMOTE_FLUSH_BROADCAST,
+	NR_REMOTE_FLUSH,
+};
+
 struct topology_tlb {
 	char *name;    /* "l1d", "stlb", ... */
 	unsigned level; /* 1: probed first; 2: probed after a level-1 miss */
@@ -62,6 +78,9 @@ struct topology_costs {
 	uint64_t page_fault;     /* anonymous fault handling, without the page walk */
 	uint64_t vma_op;         /* find, split, merge or remove one VMA (munmap/mprotect/madvise) */
 	uint64_t pte_op;         /* visit one PTE in zap_pte_range / change_pte_range */
+	uint64_t broadcast_issue; /* issue one broadcast invalidation (TLBI ...IS, INVLPGB) */
+	uint64_t broadcast_sync;  /* DSB ISH / TLBSYNC: until every TLB has done them */
+	uint64_t sbi_call;        /* ecall into SBI firmware and back, without its IPIs */
 };
 
 struct topology {
@@ -78,6 +97,14 @@ struct topology {
 	unsigned tlb_lld_4k;
 	unsigned tlb_lli_4k;
 	int tlb_flushall_shift;
+	enum topology_arch arch;
+	enum topology_remote_flush remote_flush;
+	/* INVLPGB pages per instruction (CPUID 0x80000008 EDX + 1); 0 = none. */
+	unsigned invlpgb_count_max;
+	/* Every invalidation flushes the whole TLB (SiFive U74 erratum CIP-1200). */
+	bool full_flush_only;
+	/* Paging-structure (PDE) cache entries per CPU: 0 = none modelled. */
+	unsigned pwc_entries;
 	unsigned nr_tlbs;
 	struct topology_tlb *tlbs;
 	struct topology_costs costs;
