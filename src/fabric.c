@@ -8,6 +8,9 @@
  * (one ICR write per target is charged by the sender, see smp.c), no
  * reordering: two interrupts from one sender to one target arrive in order
  * because their latencies are equal and the engine is FIFO on ties.
+ * Broadcast invalidations reach every TLB at once, broadcast_sync cycles after
+ * the last was issued; concurrent broadcasts do not slow each other (their
+ * contention on the interconnect is real but unquantified, mechanisms.md 5).
  * Invariant: every interrupt sent is delivered exactly once.
  */
 #include <glib.h>
@@ -76,4 +79,12 @@ uint64_t fabric_line_rmw(const struct fabric *fabric, struct cacheline *line, un
 	line->writer = (int)cpu;
 	line->busy_until = start + cost;
 	return line->busy_until;
+}
+
+uint64_t fabric_broadcast(struct fabric *fabric, uint64_t issued, uint64_t not_before,
+			  engine_fn fn, void *target)
+{
+	uint64_t at = MAX(issued + fabric->topology->costs.broadcast_sync, not_before);
+	engine_schedule(fabric->engine, at, LANE_GLOBAL, fn, target, at);
+	return at;
 }

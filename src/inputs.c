@@ -205,10 +205,27 @@ static bool apply_sets(enum inputs_kind kind, cJSON *json, const char *const *se
 	return true;
 }
 
+/*
+ * Without --policy, the kernel most measurements were published on for the
+ * machine's architecture.
+ */
+static const char *default_policy(const struct topology *topology)
+{
+	static const char *const names[] = {
+		[ARCH_X86] = "linux-4.5",
+		[ARCH_ARM64] = "arm64-6.5",
+		[ARCH_RISCV] = "riscv-6.8",
+	};
+	return names[topology->arch];
+}
+
 static cJSON *load_kind(const struct inputs_request *request, enum inputs_kind kind,
 			struct inputs *inputs, GError **error)
 {
-	inputs->paths[kind] = inputs_resolve(kind, request->names[kind], error);
+	const char *wanted = request->names[kind];
+	if (!wanted && kind == INPUT_POLICY)
+		wanted = default_policy(inputs->topology);
+	inputs->paths[kind] = inputs_resolve(kind, wanted, error);
 	if (!inputs->paths[kind])
 		return NULL;
 	cJSON *json = config_load_file(inputs->paths[kind], error);
@@ -219,8 +236,7 @@ static cJSON *load_kind(const struct inputs_request *request, enum inputs_kind k
 		return NULL;
 	}
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(json, "name");
-	inputs->names[kind] = g_strdup(cJSON_IsString(name) ? name->valuestring
-							    : request->names[kind]);
+	inputs->names[kind] = g_strdup(cJSON_IsString(name) ? name->valuestring : wanted);
 	return json;
 }
 
@@ -238,7 +254,7 @@ bool inputs_load(const struct inputs_request *request, struct inputs *inputs, GE
 	if (json)
 		inputs->policy = policy_from_json(json, inputs->paths[INPUT_POLICY], error);
 	cJSON_Delete(json);
-	if (!inputs->policy)
+	if (!inputs->policy || !policy_check_topology(inputs->policy, inputs->topology, error))
 		goto out_clear;
 
 	json = load_kind(request, INPUT_WORKLOAD, inputs, error);

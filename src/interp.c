@@ -569,7 +569,11 @@ static enum step syscall_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 		if (!op->pages)
 			pages = nr - first;
 		uint64_t start = vma->start + (uint64_t)first * size;
-		madvise_dontneed(k, cpu, mm, vma, start, start + (uint64_t)pages * size, local, done);
+		uint64_t end = start + (uint64_t)pages * size;
+		if (op->pageout)
+			madvise_pageout(k, cpu, mm, vma, start, end, local, done);
+		else
+			madvise_dontneed(k, cpu, mm, vma, start, end, local, done);
 		break;
 	}
 	default:

@@ -5,8 +5,13 @@
  * (topology "per_core"), probed level 1 then level 2 for the page size of the
  * VMA; a walk on a miss fills level 2 and level 1 (mostly-inclusive, as Intel
  * STLBs behave for data); SMT invalidation scope per topology.
- * Simplifies: data accesses only (no ITLB); one outstanding walk, no
- * paging-structure caches; the walk costs a fixed number of cycles.
+ * Lookups match only the entries the CPU itself filled (SDM Vol.3A 8.7.13.2:
+ * shared DTLB entries carry the creating logical processor), so siblings
+ * share capacity, never translations; invalidation scope follows the
+ * topology's smt_invalidation.  A paging-structure cache per CPU remembers
+ * the PTE pages of recently walked 2 MiB spans, for the freed-table checker.
+ * Simplifies: data accesses only (no ITLB); one outstanding walk; the walk
+ * costs a fixed number of cycles whether or not the PDE cache hits.
  * Invariant: lookups == hits + misses for every CPU.
  */
 #include <glib.h>
@@ -112,6 +117,8 @@ struct machine *machine_new(const struct topology *topology, struct engine *engi
 		cpu->core_id = topology_cpu_core_id(topology, c);
 		cpu->tlb_owner = (uint16_t)c;
 		cpu->owner_filter = core_wide ? TLB_ANY_OWNER : (int)c;
+		cpu->nr_pwc = topology->pwc_entries;
+		cpu->pwc = g_new0(struct pwc_entry, cpu->nr_pwc);
 		for (unsigned i = 0; i < topology->nr_tlbs; i++) {
 			const struct topology_tlb *t = &topology->tlbs[i];
 			struct tlb **shared = &core_tlbs[cpu->core_id * topology->nr_tlbs + i];
@@ -146,6 +153,7 @@ void machine_free(struct machine *machine)
 		tlb_free(machine->all_tlbs[i]);
 	for (unsigned c = 0; c < machine->nr_cpus; c++) {
 		g_free(machine->cpus[c].flush_scope);
+		g_free(machine->cpus[c].pwc);
 		g_free(machine->cpus[c].core_cpus);
 	}
 	g_free(machine->all_tlbs);
@@ -179,6 +187,47 @@ static void machine_fill_levels(struct machine *machine, struct cpu *cpu, uint16
 			      writable);
 }
 
+/*
+ * The walk went through the span's PDE: cache it.  4-way set-associative by
+ * span with LRU inside the set, so that the hot path stays a few compares.
+ */
+#define PWC_WAYS 4u
+static void machine_pwc_fill(struct cpu *cpu, const struct vma *vma, uint16_t asid,
+			     uint64_t vaddr)
+{
+	if (cpu->nr_pwc == 0 || vma->page_size != PS_4K)
+		return; /* a huge mapping has no PTE page to cache */
+	uint64_t span = vaddr >> 21;
+	unsigned ways = MIN(PWC_WAYS, cpu->nr_pwc), sets = cpu->nr_pwc / ways;
+	struct pwc_entry *set = &cpu->pwc[(span % sets) * ways];
+	struct pwc_entry *victim = &set[0];
+	for (unsigned i = 0; i < ways; i++) {
+		struct pwc_entry *e = &set[i];
+		if (e->valid && e->span == span && e->asid == asid && e->mm == vma->mm) {
+			e->lru = ++cpu->pwc_clock;
+			return;
+		}
+		if (!e->valid || (victim->valid && e->lru < victim->lru))
+			victim = e;
+	}
+	*victim = (struct pwc_entry){.mm = vma->mm, .span = span, .asid = asid, .valid = true,
+				     .lru = ++cpu->pwc_clock};
+}
+
+/* Drop @cpu's paging-structure cache entries of @asid (any ASID if @all). */
+static void machine_pwc_flush(struct machine *machine, struct cpu *cpu, uint16_t asid, bool all)
+{
+	bool core_wide = cpu->owner_filter == TLB_ANY_OWNER;
+	for (unsigned n = 0; n < cpu->nr_core_cpus; n++) {
+		struct cpu *c = &machine->cpus[cpu->core_cpus[n]];
+		if (c != cpu && !core_wide)
+			continue;
+		for (unsigned i = 0; i < c->nr_pwc; i++)
+			if (all || c->pwc[i].asid == asid)
+				c->pwc[i].valid = false;
+	}
+}
+
 enum translate_result machine_translate(struct machine *machine, struct cpu *cpu, uint16_t asid,
 					struct vma *vma, uint64_t vaddr, bool write, uint64_t now,
 					uint64_t *cycles)
@@ -192,7 +241,7 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	for (unsigned p = 0; p < nr; p++) {
 		unsigned index = machine->probe[ps][p];
 		const struct tlb_entry *e =
-			tlb_lookup_size(cpu->tlbs[index], vaddr, ps, asid, cpu->owner_filter);
+			tlb_lookup_size(cpu->tlbs[index], vaddr, ps, asid, cpu->tlb_owner);
 		if (!e)
 			continue;
 		uint32_t gen = e->gen;
@@ -215,6 +264,7 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	cpu->counters.tlb_misses++;
 	cpu->counters.page_walks++;
 	*cycles += topo->costs.page_walk;
+	machine_pwc_fill(cpu, vma, asid, vaddr);
 	if (!pte->present || (write && !pte->writable))
 		return TRANSLATE_FAULT;
 	machine_fill_levels(machine, cpu, asid, ps, vaddr, pte->gen, pte->writable, nr);
@@ -233,32 +283,76 @@ void machine_fill(struct machine *machine, struct cpu *cpu, uint16_t asid, struc
 
 void machine_invlpg(struct machine *machine, struct cpu *cpu, uint16_t asid, uint64_t vaddr)
 {
-	(void)machine;
 	unsigned removed = 0;
 	for (unsigned i = 0; i < cpu->nr_flush_scope; i++)
 		removed += tlb_flush_one(cpu->flush_scope[i], vaddr, asid, cpu->owner_filter);
+	machine_pwc_flush(machine, cpu, asid, false);
 	cpu->counters.invlpg++;
 	cpu->counters.tlb_entries_invalidated += removed;
 }
 
 void machine_flush_asid(struct machine *machine, struct cpu *cpu, uint16_t asid)
 {
-	(void)machine;
 	unsigned removed = 0;
 	for (unsigned i = 0; i < cpu->nr_flush_scope; i++)
 		removed += tlb_flush_asid(cpu->flush_scope[i], asid, cpu->owner_filter);
+	machine_pwc_flush(machine, cpu, asid, false);
 	cpu->counters.tlb_flush_all++;
 	cpu->counters.tlb_entries_invalidated += removed;
 }
 
 void machine_flush_all(struct machine *machine, struct cpu *cpu)
 {
-	(void)machine;
 	unsigned removed = 0;
 	for (unsigned i = 0; i < cpu->nr_flush_scope; i++)
 		removed += tlb_flush_all(cpu->flush_scope[i], cpu->owner_filter);
+	machine_pwc_flush(machine, cpu, 0, true);
 	cpu->counters.tlb_flush_all++;
 	cpu->counters.tlb_entries_invalidated += removed;
+}
+
+void machine_broadcast_invalidate(struct machine *machine, uint16_t asid, uint64_t vaddr)
+{
+	const struct topology *topo = machine->topology;
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		struct cpu *cpu = &machine->cpus[c];
+		unsigned removed = 0;
+		for (unsigned i = 0; i < topo->nr_tlbs; i++) {
+			/* A core's shared structure is counted on its first thread. */
+			if (topo->tlbs[i].per_core && cpu->thread != 0)
+				continue;
+			removed += vaddr == MACHINE_ALL_VADDR
+					   ? tlb_flush_asid(cpu->tlbs[i], asid, TLB_ANY_OWNER)
+					   : tlb_flush_one(cpu->tlbs[i], vaddr, asid, TLB_ANY_OWNER);
+		}
+		for (unsigned i = 0; i < cpu->nr_pwc; i++)
+			if (cpu->pwc[i].asid == asid)
+				cpu->pwc[i].valid = false;
+		cpu->counters.tlb_entries_invalidated += removed;
+	}
+}
+
+unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm, uint64_t span,
+				   uint64_t now)
+{
+	unsigned found = 0;
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		struct cpu *cpu = &machine->cpus[c];
+		if (cpu->loaded_mm != mm)
+			continue; /* not walking mm's tables: CR3 points elsewhere */
+		for (unsigned i = 0; i < cpu->nr_pwc; i++) {
+			struct pwc_entry *e = &cpu->pwc[i];
+			if (!e->valid || e->mm != mm || e->span != span || e->asid != cpu->loaded_asid)
+				continue;
+			found++;
+			cpu->counters.stale_pwc++;
+			if (machine->nr_stale_reports < MACHINE_STALE_REPORTS)
+				machine->stale[machine->nr_stale_reports++] = (struct stale_report){
+					.time = now, .cpu = c, .vaddr = span << 21,
+					.freed_table = true};
+		}
+	}
+	return found;
 }
 
 unsigned machine_tlb_occupancy(const struct machine *machine, const struct cpu *cpu)

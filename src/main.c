@@ -174,14 +174,24 @@ static int exit_code_for(const GError *error)
 
 static void print_stale(const struct sim_result *r, const struct topology *topo)
 {
-	if (r->total.stale_hits == 0)
-		return;
-	g_printerr("tlbsim: %" G_GUINT64_FORMAT
-		   " stale TLB hits: a CPU used a translation after the change that "
-		   "invalidated it had returned\n",
-		   r->total.stale_hits);
+	if (r->total.stale_hits)
+		g_printerr("tlbsim: %" G_GUINT64_FORMAT
+			   " stale TLB hits: a CPU used a translation after the change that "
+			   "invalidated it had returned\n",
+			   r->total.stale_hits);
+	if (r->total.stale_pwc)
+		g_printerr("tlbsim: %" G_GUINT64_FORMAT
+			   " stale paging-structure cache entries: a CPU with the mm loaded still "
+			   "cached a page-table page after it was freed\n",
+			   r->total.stale_pwc);
 	for (unsigned i = 0; i < r->nr_stale_reports; i++)
-		g_printerr("  cpu %u, address 0x%" G_GINT64_MODIFIER "x, at %.0f ns (entry from "
+		if (r->stale[i].freed_table)
+			g_printerr("  cpu %u, PTE page of 0x%" G_GINT64_MODIFIER
+				   "x freed at %.0f ns while its PDE was cached\n",
+				   r->stale[i].cpu, r->stale[i].vaddr,
+				   topology_cycles_to_ns(topo, r->stale[i].time));
+		else
+			g_printerr("  cpu %u, address 0x%" G_GINT64_MODIFIER "x, at %.0f ns (entry from "
 			   "PTE generation %u, change committed at generation %u)\n",
 			   r->stale[i].cpu, r->stale[i].vaddr,
 			   topology_cycles_to_ns(topo, r->stale[i].time), r->stale[i].entry_gen,
@@ -273,7 +283,7 @@ static int run(const struct options *o)
 			g_free(summary);
 		}
 		print_stale(result, inputs.topology);
-		if (o->strict && result->total.stale_hits)
+		if (o->strict && (result->total.stale_hits || result->total.stale_pwc))
 			code = EXIT_STALE;
 	}
 	g_string_free(header, TRUE);
@@ -366,8 +376,6 @@ int main(int argc, char **argv)
 			   "non-negative numbers\n");
 		code = EXIT_INPUT;
 	} else {
-		if (!o.policy)
-			o.policy = g_strdup("linux-4.5");
 		catch_signals();
 		code = run(&o);
 	}

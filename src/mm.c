@@ -47,6 +47,7 @@ struct vma *mm_add_vma(struct mm *mm, uint64_t start, uint64_t len, enum page_si
 	mm->vmas = g_renew(struct vma, mm->vmas, mm->nr_vmas + 1);
 	struct vma *vma = &mm->vmas[mm->nr_vmas++];
 	*vma = (struct vma){
+		.mm = mm,
 		.start = start,
 		.end = start + len,
 		.page_size = ps,

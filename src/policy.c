@@ -20,11 +20,51 @@ static const struct flush_targets_ops *const targets_ops[] = {
 	NULL,
 };
 
+static const struct lazy_tlb_ops *const lazy_ops[] = {
+	&lazy_tlb_strict, &lazy_tlb_pcid,  &lazy_tlb_lazier,
+	&lazy_tlb_trimmed, &lazy_tlb_arm64, &lazy_tlb_riscv, NULL,
+};
+
+static const struct flush_arch_ops *const arch_ops[] = {
+	&flush_arch_x86,
+	&flush_arch_arm64,
+	&flush_arch_riscv,
+	NULL,
+};
+
 static const char *const munmap_range_names[] = {"vma", "gathered", NULL};
+static const char *const huge_range_names[] = {
+	[HUGE_RANGE_PER_4K] = "per_4k",
+	[HUGE_RANGE_FLUSH_ALL] = "flush_all",
+	[HUGE_RANGE_PER_STRIDE] = "per_stride",
+	NULL,
+};
+static const char *const reclaim_names[] = {
+	[RECLAIM_FLUSH_PER_PAGE] = "per_page",
+	[RECLAIM_FLUSH_BATCHED] = "batched",
+	NULL,
+};
 
 static const char *const policy_keys[] = {
-	"name",	     "description",	  "comment",	"range_flush", "tlb_flushall_shift",
-	"single_page_flush_ceiling", "munmap_flush_range", "flush_targets", "sched",	NULL,
+	"name",
+	"description",
+	"comment",
+	"arch",
+	"range_flush",
+	"tlb_flushall_shift",
+	"single_page_flush_ceiling",
+	"huge_page_range",
+	"munmap_flush_range",
+	"flush_targets",
+	"lazy_tlb",
+	"pcid",
+	"lazy_table_free_ipi",
+	"concurrent_local_flush",
+	"reclaim_flush",
+	"riscv_flush_all_threshold",
+	"arm64_max_tlbi_ops",
+	"sched",
+	NULL,
 };
 
 static const char *const sched_keys[] = {"latency_ns", "min_granularity_ns",
@@ -84,13 +124,43 @@ static bool policy_read_sched(const struct config_node *node, struct sched_param
 			      &sched->wakeup_granularity_ns, error);
 }
 
+/* An optional boolean with the kernel's default. */
+static bool policy_read_bool(const struct config_node *node, const char *key, bool fallback,
+			     bool *out, GError **error)
+{
+	*out = fallback;
+	if (!cJSON_GetObjectItemCaseSensitive(node->json, key))
+		return true;
+	return config_get_bool(node, key, true, out, error);
+}
+
+static const char *arch_name(enum topology_arch arch)
+{
+	static const char *const names[] = {[ARCH_X86] = "x86", [ARCH_ARM64] = "arm64",
+					    [ARCH_RISCV] = "riscv"};
+	return names[arch];
+}
+
+bool policy_check_topology(const struct policy *policy, const struct topology *topology,
+			   GError **error)
+{
+	if (policy->arch->arch == topology->arch)
+		return true;
+	g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+		    "policy %s is for %s, but topology %s is %s: pick a %s policy "
+		    "(tlbsim --list-policies)",
+		    policy->name, arch_name(policy->arch->arch), topology->name,
+		    arch_name(topology->arch), arch_name(topology->arch));
+	return false;
+}
+
 struct policy *policy_from_json(const cJSON *json, const char *file, GError **error)
 {
 	struct config_node root = config_root(json, file);
 	struct policy *policy = g_new0(struct policy, 1);
-	uint64_t ceiling = 33;
-	int munmap_range = MUNMAP_FLUSH_GATHERED;
-	int range = 0, targets = 0;
+	uint64_t ceiling = 33, riscv_threshold = 64, max_tlbi = 512;
+	int munmap_range = MUNMAP_FLUSH_GATHERED, huge_range = 0, reclaim = 0;
+	int range = 0, targets = 0, lazy = 0, arch = 0;
 
 	if (!config_check_keys(&root, policy_keys, error) ||
 	    !config_get_string(&root, "name", true, &policy->name, error) ||
@@ -104,10 +174,38 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 			     error) ||
 	    !policy_pick(&root, "flush_targets", (const void *const *)targets_ops,
 			 G_N_ELEMENTS(targets_ops), &targets, error) ||
-	    !policy_read_sched(&root, &policy->sched, error))
+	    !policy_read_sched(&root, &policy->sched, error) ||
+	    !policy_pick(&root, "arch", (const void *const *)arch_ops, G_N_ELEMENTS(arch_ops),
+			 &arch, error) ||
+	    !policy_pick(&root, "lazy_tlb", (const void *const *)lazy_ops, G_N_ELEMENTS(lazy_ops),
+			 &lazy, error) ||
+	    !config_get_enum(&root, "huge_page_range", true, huge_range_names, &huge_range,
+			     error) ||
+	    !config_get_enum(&root, "reclaim_flush", true, reclaim_names, &reclaim, error) ||
+	    !config_get_bool(&root, "pcid", true, &policy->pcid, error) ||
+	    !policy_read_bool(&root, "lazy_table_free_ipi", true, &policy->lazy_table_free_ipi,
+			      error) ||
+	    !policy_read_bool(&root, "concurrent_local_flush", false,
+			      &policy->concurrent_local_flush, error) ||
+	    !config_get_u64(&root, "riscv_flush_all_threshold", false, 0, 1u << 20,
+			    &riscv_threshold, error) ||
+	    !config_get_u64(&root, "arm64_max_tlbi_ops", false, 1, 1u << 20, &max_tlbi, error))
 		goto out_free_policy;
 	policy->range = range_ops[range];
 	policy->targets = targets_ops[targets];
+	policy->arch = arch_ops[arch];
+	policy->lazy = lazy_ops[lazy];
+	policy->huge_page_range = (enum huge_page_range)huge_range;
+	policy->reclaim_flush = (enum reclaim_flush)reclaim;
+	policy->riscv_flush_all_threshold = (unsigned)riscv_threshold;
+	policy->arm64_max_tlbi_ops = (unsigned)max_tlbi;
+	if (policy->lazy->arch != policy->arch->arch) {
+		struct config_node node = config_child(&root, "lazy_tlb");
+		config_set_error(error, &node, "lazy_tlb \"%s\" is for %s, but arch is \"%s\"",
+				 policy->lazy->name, arch_name(policy->lazy->arch),
+				 policy->arch->name);
+		goto out_free_policy;
+	}
 	policy->single_page_flush_ceiling = (unsigned)ceiling;
 	policy->munmap_flush_range = (enum munmap_flush_range)munmap_range;
 	if (!policy->description)

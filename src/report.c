@@ -181,6 +181,10 @@ static void col_irq_ns(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, cycles_to_ps(c->r->total.irq_cycles, c->f->mhz));
 }
+static void col_switch_mm_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.switch_mm_cycles, c->f->mhz));
+}
 static void col_events(GString *out, const struct column_ctx *c)
 {
 	put_u64(out, c->r->events);
@@ -218,6 +222,7 @@ static const struct {
 	{"page_walks", col_page_walks},
 	{"page_faults", col_page_faults},
 	{"stale_hits", col_stale_hits},
+	{"stale_pwc", col_stale_pwc},
 	{"nr_tlb_remote_flush", col_nr_tlb_remote_flush},
 	{"nr_tlb_remote_flush_received", col_nr_tlb_remote_flush_received},
 	{"nr_tlb_local_flush_all", col_nr_tlb_local_flush_all},
@@ -232,6 +237,10 @@ static const struct {
 	{"context_switches", col_context_switches},
 	{"switch_mm", col_switch_mm},
 	{"cpumask_atomics", col_cpumask_atomics},
+	{"switch_mm_ns", col_switch_mm_ns},
+	{"tlbi_broadcasts", col_tlbi_broadcasts},
+	{"sbi_rfences", col_sbi_rfences},
+	{"pages_reclaimed", col_pages_reclaimed},
 	{"syscalls", col_syscalls},
 	{"events", col_events},
 	{"host_seconds", col_host_seconds},

@@ -1,36 +1,41 @@
 /*
- * arch/x86/mm/tlb.c and switch_mm() as of Linux 4.5, with the era-specific
- * decisions delegated to the policy's ops (policy.h).
+ * arch/x86/mm/tlb.c: flush_tlb_mm_range(), native_flush_tlb_others(), the
+ * range rules and target selection; the shared building blocks every arch and
+ * era uses (local flushes, cpumask atomics); the x86 reclaim batch.
  *
- * Models: flush_tlb_mm_range() flushes locally first (INVLPG per page or a CR3
- * reload, as the range rule says), then, if any other CPU is in mm_cpumask,
- * native_flush_tlb_others() interrupts the targets and waits; flush_tlb_func()
- * on a target ignores a flush for an mm it no longer has active, flushes if it
- * runs the mm, or leaves the mm (leave_mm) if it only borrows it lazily.
- * switch_mm() sets/clears cpumask bits with atomics and reloads CR3, which
- * without PCIDs flushes the TLB.
- * Simplifies: no PCID use (4.5 did not use PCIDs); every TLB entry is a user,
- * non-global entry of ASID 0.
- * Invariant: a CPU whose bit is clear in mm_cpumask(mm) holds no entry of mm
- * that predates the clearing (leave_mm and switch_mm reload CR3).
+ * Models: flush_tlb_mm_range() decides once, on the initiator, between a range
+ * and a full flush (the policy's range rule, with the era's handling of huge
+ * pages); flushes locally (before the IPIs, or overlapping them from 5.13);
+ * then, if any other CPU is in mm_cpumask, native_flush_tlb_others() counts
+ * the request, picks targets (the policy's selection, then the era's
+ * should_flush filter) and waits for every acknowledgement.  The handler is
+ * the era's flush_tlb_func (lazytlb.c).
+ * Simplifies: no PTI (one PCID per mm per CPU), no INVPCID, no global pages.
+ * Invariant: a CPU whose bit is clear in mm_cpumask(mm) and that runs another
+ * mm holds no entry of mm that predates a flush it was not sent, unless its
+ * PCID slot's tlb_gen says so (then switch_mm flushes it).
  */
 #include <glib.h>
+#include "tlbsim/rmap.h"
 #include "tlbsim/sched.h"
 #include "tlbsim/smp.h"
 #include "tlbsim/tlbflush.h"
 
-#define PAGE_SHIFT_4K 12
-
-struct flush_tlb_info {
-	struct mm *mm;
-	uint64_t start;
-	uint64_t end; /* FLUSH_ALL: everything */
-	struct kcont done;
-};
+/* 6.14 trims stale mm_cpumask bits at most once a second (HZ jiffies). */
+#define TRIM_INTERVAL_NS UINT64_C(1000000000)
 
 static const struct topology_costs *costs_of(const struct kernel *k)
 {
 	return &k->machine->topology->costs;
+}
+
+uint16_t tlbflush_mm_asid(const struct kernel *k, const struct mm *mm)
+{
+	unsigned asids = k->machine->topology->hw_asids;
+	if (asids < 2 || mm == k->init_mm)
+		return 0;
+	/* ASID 0 is reserved (the kernel's); no rollover is modelled. */
+	return (uint16_t)(1 + mm->id % (asids - 1));
 }
 
 void tlbflush_init(struct kernel *k)
@@ -41,13 +46,15 @@ void tlbflush_init(struct kernel *k)
 		cpu->active_mm = k->init_mm;
 		cpu->is_lazy = true;
 		cpu->loaded_asid = 0;
+		cpu->loaded_slot = 0;
+		cpu->next_asid = 1;
+		cpu->ctxs[0] = (struct tlb_context){.mm = k->init_mm, .tlb_gen = 0};
 		mm_cpumask_set(k->init_mm, c);
 	}
 }
 
-/* cpumask_set_cpu()/cpumask_clear_cpu(): a locked RMW on the mask's line. */
-static uint64_t cpumask_atomic(struct kernel *k, struct cpu *cpu, struct mm *mm, bool set,
-			       uint64_t now)
+uint64_t tlbflush_cpumask_atomic(struct kernel *k, struct cpu *cpu, struct mm *mm, bool set,
+				 uint64_t now)
 {
 	uint64_t end = fabric_line_rmw(k->machine->fabric, &mm->cpumask_line, cpu->id, now);
 	if (set)
@@ -58,143 +65,240 @@ static uint64_t cpumask_atomic(struct kernel *k, struct cpu *cpu, struct mm *mm,
 	return end - now;
 }
 
-/* load_cr3(): without PCIDs a CR3 write drops every non-global entry. */
-static uint64_t load_cr3(struct kernel *k, struct cpu *cpu, struct mm *mm)
+uint64_t tlbflush_local_all(struct kernel *k, struct cpu *cpu)
 {
 	machine_flush_asid(k->machine, cpu, cpu->loaded_asid);
-	cpu->loaded_mm = mm;
-	cpu->counters.tlb_flush_events++; /* TLB_FLUSH_ON_TASK_SWITCH, all */
 	return costs_of(k)->flush_all;
 }
 
-/* leave_mm(): a lazy CPU stops receiving flushes for the mm it borrows. */
-static uint64_t leave_mm(struct kernel *k, struct cpu *cpu, uint64_t now)
-{
-	g_assert(cpu->is_lazy);
-	struct mm *mm = cpu->active_mm;
-	if (!mm_cpumask_test(mm, cpu->id))
-		return 0;
-	uint64_t cost = cpumask_atomic(k, cpu, mm, false, now);
-	return cost + load_cr3(k, cpu, k->init_mm);
-}
-
-static uint64_t switch_mm(struct kernel *k, struct cpu *cpu, struct mm *prev, struct mm *next,
-			  uint64_t now)
-{
-	uint64_t t = now;
-	cpu->is_lazy = false;
-	if (prev != next) {
-		cpu->active_mm = next;
-		cpu->counters.switch_mm++;
-		t += cpumask_atomic(k, cpu, next, true, t);
-		t += load_cr3(k, cpu, next);
-		t += cpumask_atomic(k, cpu, prev, false, t);
-		return t - now;
-	}
-	if (!mm_cpumask_test(next, cpu->id)) {
-		/* leave_mm() ran while we were lazy: flushes stopped reaching us,
-		 * so the TLB may hold freed translations. */
-		t += cpumask_atomic(k, cpu, next, true, t);
-		t += load_cr3(k, cpu, next);
-	}
-	return t - now;
-}
-
-uint64_t context_switch_mm(struct kernel *k, struct cpu *cpu, struct mm *next, uint64_t now)
-{
-	if (!next) {
-		/* enter_lazy_tlb(): keep the old mm loaded, stop caring. */
-		cpu->is_lazy = true;
-		return 0;
-	}
-	return switch_mm(k, cpu, cpu->active_mm, next, now);
-}
-
-static uint64_t flush_tlb_local_range(struct kernel *k, struct cpu *cpu, uint64_t start,
-				      uint64_t end)
+uint64_t tlbflush_local_range(struct kernel *k, struct cpu *cpu, uint64_t start, uint64_t end,
+			      unsigned stride_shift)
 {
 	uint64_t cycles = 0;
-	for (uint64_t addr = start; addr < end; addr += UINT64_C(1) << PAGE_SHIFT_4K) {
+	for (uint64_t addr = start; addr < end; addr += UINT64_C(1) << stride_shift) {
 		machine_invlpg(k->machine, cpu, cpu->loaded_asid, addr);
 		cycles += costs_of(k)->invlpg;
 	}
 	return cycles;
 }
 
-/* flush_tlb_func(): the IPI handler on each target. */
-static uint64_t flush_tlb_func(struct kernel *k, struct cpu *cpu, uint64_t now, void *info)
+unsigned tlbflush_select_targets(const struct kernel *k, const struct cpu *self,
+				 const struct mm *mm, unsigned *targets)
 {
-	const struct flush_tlb_info *f = info;
-	if (f->mm && f->mm != cpu->active_mm)
-		return 0;
-	cpu->counters.nr_tlb_remote_flush_received++;
-	if (cpu->is_lazy)
-		return leave_mm(k, cpu, now);
-	cpu->counters.tlb_flush_events++; /* TLB_REMOTE_SHOOTDOWN */
-	if (f->end == FLUSH_ALL) {
-		machine_flush_asid(k->machine, cpu, cpu->loaded_asid);
-		return costs_of(k)->flush_all;
-	}
-	return flush_tlb_local_range(k, cpu, f->start, f->end);
+	return k->policy->targets->select(k, self, mm, targets);
+}
+
+uint64_t context_switch_mm(struct kernel *k, struct cpu *cpu, struct mm *next, uint64_t now)
+{
+	const struct lazy_tlb_ops *lazy = k->policy->lazy;
+	if (!next)
+		return lazy->enter_lazy_tlb(k, cpu, now);
+	return lazy->switch_mm(k, cpu, cpu->active_mm, next, now);
+}
+
+void flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm *mm, const struct vma *vma,
+			uint64_t start, uint64_t end, unsigned stride_shift, bool freed_tables,
+			uint64_t now, struct kcont done)
+{
+	k->policy->arch->flush_range(k, cpu, mm, vma, start, end, stride_shift, freed_tables, now,
+				     &done);
+}
+
+/* ---- x86 ------------------------------------------------------------------ */
+
+static uint64_t remote_flush_handler(struct kernel *k, struct cpu *cpu, uint64_t now, void *info)
+{
+	return k->policy->lazy->flush_tlb_func(k, cpu, info, false, now);
 }
 
 static void flush_tlb_others_done(struct kernel *k, void *ctx, uint64_t time)
 {
 	struct flush_tlb_info *info = ctx;
 	struct kcont done = info->done;
+	uint64_t at = MAX(time, info->local_done);
 	kernel_release(k, info);
-	kcont_call(k, done, time);
+	kcont_call(k, done, at);
 }
 
-/* native_flush_tlb_others(): count, pick targets, interrupt them and wait. */
-static void flush_tlb_others(struct kernel *k, struct cpu *cpu, struct mm *mm, uint64_t start,
-			     uint64_t end, uint64_t now, struct kcont done)
+/*
+ * native_flush_tlb_others() / native_flush_tlb_multi(): count, pick targets,
+ * interrupt them and wait.  Counted even if no target is left (4.20+ filters
+ * after counting).  Takes ownership of @info.
+ */
+static void native_flush_tlb_others(struct kernel *k, struct cpu *cpu, struct flush_tlb_info *info,
+				    const struct mm *mask_mm, uint64_t now, uint64_t local_cost)
 {
+	const struct lazy_tlb_ops *lazy = k->policy->lazy;
 	cpu->counters.nr_tlb_remote_flush++;
 	cpu->counters.tlb_flush_events++; /* TLB_REMOTE_SEND_IPI */
 	unsigned *targets = g_new(unsigned, k->machine->nr_cpus);
-	unsigned nr = k->policy->targets->select(k, cpu, mm, targets);
-	struct flush_tlb_info *info = kernel_alloc(k, sizeof(*info));
-	*info = (struct flush_tlb_info){.mm = mm, .start = start, .end = end, .done = done};
+	unsigned nr = tlbflush_select_targets(k, cpu, mask_mm, targets), kept = 0;
+	for (unsigned i = 0; i < nr; i++)
+		if (lazy->should_flush(k, &k->machine->cpus[targets[i]], info))
+			targets[kept++] = targets[i];
+	/* 5.13+: the local flush runs after the sends, while the IPIs fly. */
+	info->local_done = now + kept * costs_of(k)->ipi_send + local_cost;
 	struct kcont wait_done = {.fn = flush_tlb_others_done, .ctx = info};
-	smp_call_function_many(k, cpu, targets, nr, flush_tlb_func, info, now, wait_done);
+	smp_call_function_many(k, cpu, targets, kept, remote_flush_handler, info, now, wait_done);
 	g_free(targets);
 }
 
-void flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm *mm, const struct vma *vma,
-			uint64_t start, uint64_t end, bool freed_tables, uint64_t now,
-			struct kcont done)
+/* has_large_page() (3.6-3.13): is any 2 MiB page of [start, end) mapped huge? */
+static bool has_large_page(const struct kernel *k, const struct vma *vma, uint64_t start,
+			   uint64_t end, uint64_t *cycles)
 {
-	(void)freed_tables; /* 4.5 sends the same IPIs whether or not tables were freed */
-	uint64_t t = now;
-	uint64_t pages = FLUSH_ALL;
+	if (!vma || vma->page_size != PS_2M)
+		return false;
+	for (uint64_t addr = start; addr < end; addr += UINT64_C(1) << PMD_SHIFT_2M) {
+		*cycles += costs_of(k)->pte_op;
+		if (vma_pte(vma, addr)->present || vma_pte(vma, addr)->gen > 0)
+			return true;
+	}
+	return false;
+}
 
-	/* Not running this mm (or only borrowing it): no local flush, and the
-	 * remote CPUs get a full flush. */
-	if (cpu->active_mm == mm && !cpu->is_lazy) {
-		pages = k->policy->range->pages_to_flush(k, mm, vma, start, end);
-		cpu->counters.tlb_flush_events++; /* TLB_LOCAL_MM_SHOOTDOWN */
-		if (pages == FLUSH_ALL) {
-			cpu->counters.nr_tlb_local_flush_all++;
-			machine_flush_asid(k->machine, cpu, cpu->loaded_asid);
-			t += costs_of(k)->flush_all;
-		} else {
-			cpu->counters.nr_tlb_local_flush_one += pages;
-			t += flush_tlb_local_range(k, cpu, start, start + (pages << PAGE_SHIFT_4K));
-		}
+/*
+ * The range decision: strides to INVLPG, or FLUSH_ALL.  Adjusts
+ * *@stride_shift to what the era counts in (4K steps before 4.19).
+ */
+static uint64_t flush_decide(struct kernel *k, const struct mm *mm, const struct vma *vma,
+			     uint64_t start, uint64_t end, unsigned *stride_shift, uint64_t *cycles)
+{
+	if (end == FLUSH_ALL)
+		return FLUSH_ALL;
+	switch (k->policy->huge_page_range) {
+	case HUGE_RANGE_PER_4K:
+		*stride_shift = PAGE_SHIFT_4K;
+		break;
+	case HUGE_RANGE_FLUSH_ALL:
+		*stride_shift = PAGE_SHIFT_4K;
+		if (vma && !vma->hugetlb && has_large_page(k, vma, start, end, cycles))
+			return FLUSH_ALL;
+		break;
+	case HUGE_RANGE_PER_STRIDE:
+		break;
 	}
-	if (pages == FLUSH_ALL) {
-		start = 0;
-		end = FLUSH_ALL;
+	return k->policy->range->pages_to_flush(k, mm, vma, start, end, *stride_shift);
+}
+
+static void x86_flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm *mm,
+				   const struct vma *vma, uint64_t start, uint64_t end,
+				   unsigned stride_shift, bool freed_tables, uint64_t now,
+				   const struct kcont *done)
+{
+	const struct lazy_tlb_ops *lazy = k->policy->lazy;
+	uint64_t t = now;
+	struct flush_tlb_info *info = kernel_alloc(k, sizeof(*info));
+	*info = (struct flush_tlb_info){.mm = mm, .stride_shift = stride_shift,
+					.freed_tables = freed_tables, .initiator = cpu->id,
+					.done = *done};
+	uint64_t strides = flush_decide(k, mm, vma, start, end, &info->stride_shift, &t);
+	info->start = strides == FLUSH_ALL ? 0 : start;
+	info->end = strides == FLUSH_ALL ? FLUSH_ALL : start + (strides << info->stride_shift);
+	if (lazy->tracks_tlb_gen)
+		info->new_tlb_gen = ++mm->tlb_gen; /* inc_mm_tlb_gen() */
+	bool loaded = lazy->tracks_tlb_gen ? cpu->loaded_mm == mm
+					   : cpu->active_mm == mm && !cpu->is_lazy;
+	if (!loaded && lazy->remote_full_if_not_loaded) {
+		info->start = 0;
+		info->end = FLUSH_ALL;
 	}
+	uint64_t trim_ns = topology_ns_to_cycles(k->machine->topology, TRIM_INTERVAL_NS);
+	if (mm->next_trim_cpumask == 0) /* mm creation: jiffies + HZ */
+		mm->next_trim_cpumask = trim_ns;
+	if (t >= mm->next_trim_cpumask) { /* should_trim_cpumask() */
+		info->trim_cpumask = true;
+		mm->next_trim_cpumask = t + trim_ns;
+	}
+	uint64_t local = 0;
+	if (loaded)
+		local = lazy->flush_tlb_func(k, cpu, info, true, t);
 	unsigned first = mm_cpumask_next(mm, 0);
 	bool others = first < mm->nr_cpus &&
 		      (first != cpu->id || mm_cpumask_next(mm, cpu->id + 1) < mm->nr_cpus);
-	if (others)
-		flush_tlb_others(k, cpu, mm, start, end, t, done);
-	else
-		kcont_call(k, done, t);
+	if (!others) {
+		struct kcont cont = info->done;
+		kernel_release(k, info);
+		kcont_call(k, cont, t + local);
+		return;
+	}
+	if (!k->policy->concurrent_local_flush) {
+		t += local; /* flushed locally first, then the IPIs */
+		local = 0;
+	}
+	native_flush_tlb_others(k, cpu, info, mm, t, local);
 }
+
+/* arch_tlbbatch_should_defer(): only worth it if another CPU may cache the mm. */
+static bool x86_should_defer(const struct kernel *k, const struct cpu *cpu, const struct mm *mm)
+{
+	(void)k;
+	unsigned first = mm_cpumask_next(mm, 0);
+	return first < mm->nr_cpus &&
+	       (first != cpu->id || mm_cpumask_next(mm, cpu->id + 1) < mm->nr_cpus);
+}
+
+/* arch_tlbbatch_add_pending(): inc_mm_tlb_gen() + OR mm_cpumask into the batch. */
+static uint64_t x86_batch_add_pending(struct kernel *k, struct cpu *cpu,
+				      struct tlbflush_unmap_batch *batch, struct mm *mm,
+				      uint64_t addr, uint64_t now)
+{
+	(void)cpu;
+	(void)addr;
+	(void)now;
+	if (k->policy->lazy->tracks_tlb_gen)
+		mm->tlb_gen++;
+	rmap_batch_add_mask(batch, mm);
+	return 0;
+}
+
+/*
+ * arch_tlbbatch_flush(): one IPI round to the union of the masks; every target
+ * flushes everything it must (4.5: all; 4.14+: each mm whose gen moved), the
+ * initiator too if it is in the mask.
+ */
+static void x86_batch_flush(struct kernel *k, struct cpu *cpu, struct tlbflush_unmap_batch *batch,
+			    uint64_t now, const struct kcont *done)
+{
+	const struct lazy_tlb_ops *lazy = k->policy->lazy;
+	struct flush_tlb_info *info = kernel_alloc(k, sizeof(*info));
+	*info = (struct flush_tlb_info){.mm = NULL, .start = 0, .end = FLUSH_ALL,
+					.stride_shift = PAGE_SHIFT_4K, .initiator = cpu->id,
+					.new_tlb_gen = TLB_GENERATION_INVALID, .done = *done};
+	uint64_t t = now, local = 0;
+	if (rmap_batch_test(batch, cpu->id)) {
+		cpu->counters.tlb_flush_events++; /* TLB_LOCAL_SHOOTDOWN */
+		if (lazy->tracks_tlb_gen) {
+			if (cpu->loaded_mm != k->init_mm)
+				local = lazy->flush_tlb_func(k, cpu, info, true, t);
+		} else {
+			cpu->counters.nr_tlb_local_flush_all++;
+			local = tlbflush_local_all(k, cpu);
+		}
+	}
+	if (!rmap_batch_others(batch, cpu->id)) {
+		struct kcont cont = info->done;
+		kernel_release(k, info);
+		kcont_call(k, cont, t + local);
+		return;
+	}
+	if (!k->policy->concurrent_local_flush) {
+		t += local;
+		local = 0;
+	}
+	native_flush_tlb_others(k, cpu, info, rmap_batch_mask_mm(batch), t, local);
+}
+
+const struct flush_arch_ops flush_arch_x86 = {
+	.name = "x86",
+	.imitates = "arch/x86/mm/tlb.c: flush_tlb_mm_range, native_flush_tlb_others, "
+		    "arch_tlbbatch_* (IPIs)",
+	.arch = ARCH_X86,
+	.flush_range = x86_flush_tlb_mm_range,
+	.should_defer = x86_should_defer,
+	.batch_add_pending = x86_batch_add_pending,
+	.batch_flush = x86_batch_flush,
+};
 
 /*
  * Range rules.  The 3.6 rule (Alex Shi, 2012): INVLPG each page iff the range
@@ -207,8 +311,10 @@ static uint64_t range_pages(uint64_t start, uint64_t end)
 }
 
 static uint64_t pages_to_flush_flushall_shift(const struct kernel *k, const struct mm *mm,
-					      const struct vma *vma, uint64_t start, uint64_t end)
+					      const struct vma *vma, uint64_t start, uint64_t end,
+					      unsigned stride_shift)
 {
+	(void)stride_shift; /* always 4K pages in this era */
 	const struct topology *topo = k->machine->topology;
 	int shift = policy_flushall_shift(k->policy, topo->tlb_flushall_shift);
 	if (end == FLUSH_ALL || shift < 0 || (vma && vma->hugetlb))
@@ -225,15 +331,21 @@ const struct flush_range_ops flush_range_tlb_flushall_shift = {
 	.pages_to_flush = pages_to_flush_flushall_shift,
 };
 
-/* 3.16+ (Dave Hansen, a5102476a24b): one global ceiling, 33 by default. */
+/*
+ * 3.16+ (Dave Hansen, a5102476a24b): one global ceiling, 33 by default ("each
+ * single flush is about 100 ns, caps overhead at about 3,000 ns").  Counted in
+ * strides since 4.19, where hugetlb ranges stop being flushed whole.
+ */
 static uint64_t pages_to_flush_ceiling(const struct kernel *k, const struct mm *mm,
-				       const struct vma *vma, uint64_t start, uint64_t end)
+				       const struct vma *vma, uint64_t start, uint64_t end,
+				       unsigned stride_shift)
 {
 	(void)mm;
-	if (end == FLUSH_ALL || (vma && vma->hugetlb))
+	if (end == FLUSH_ALL ||
+	    (vma && vma->hugetlb && k->policy->huge_page_range != HUGE_RANGE_PER_STRIDE))
 		return FLUSH_ALL;
-	uint64_t pages = range_pages(start, end);
-	return pages > k->policy->single_page_flush_ceiling ? FLUSH_ALL : pages;
+	uint64_t strides = (end - start) >> stride_shift;
+	return strides > k->policy->single_page_flush_ceiling ? FLUSH_ALL : strides;
 }
 
 const struct flush_range_ops flush_range_single_page_ceiling = {

@@ -12,6 +12,7 @@
  * Invariant: every PTE this call changed is committed exactly when it returns.
  */
 #include <glib.h>
+#include "tlbsim/rmap.h"
 #include "tlbsim/sched.h"
 #include "tlbsim/tlbflush.h"
 #include "tlbsim/vm.h"
@@ -32,6 +33,17 @@ static void tlb_gather_mmu(struct mmu_gather *tlb)
 	tlb->freed_tables = false;
 }
 
+/*
+ * tlb_get_unmap_shift(): the smallest granule cleared.  A VMA has one page
+ * size, so its PTEs (4K) or PMDs (THP/hugetlb 2M); a freed PTE page alone
+ * leaves the 4K range entries (pte_free_tlb widens by a page).
+ */
+static unsigned tlb_get_unmap_shift(const struct vma *vma, const struct mmu_gather *tlb)
+{
+	(void)tlb;
+	return page_size_shift(vma->page_size);
+}
+
 /* __tlb_adjust_range() */
 static void tlb_adjust_range(struct mmu_gather *tlb, uint64_t start, uint64_t end)
 {
@@ -41,7 +53,7 @@ static void tlb_adjust_range(struct mmu_gather *tlb, uint64_t start, uint64_t en
 		tlb->end = end;
 }
 
-enum vm_kind { VM_MUNMAP, VM_MPROTECT, VM_DONTNEED, VM_FAULT };
+enum vm_kind { VM_MUNMAP, VM_MPROTECT, VM_DONTNEED, VM_PAGEOUT, VM_FAULT };
 
 /* One call in flight, from entry to return. */
 struct vm_call {
@@ -55,6 +67,8 @@ struct vm_call {
 	uint64_t start, end;     /* the range it changes: whole VMA but for madvise */
 	uint32_t gen_lo, gen_hi; /* the PTE generations its changes allocated */
 	uint64_t unmapped_pages; /* lowered from total_vm after the flush */
+	uint64_t freed_start, freed_end; /* PTE pages freed: spans [start, end] (bytes) */
+	bool freed_tables;
 	struct kcont done;
 };
 
@@ -69,6 +83,12 @@ static void vm_return_event(void *target, uint64_t time)
 	     addr += size)
 		mm_commit_change(vma_pte(call->vma, addr), call->gen_lo, call->gen_hi);
 	call->mm->total_vm -= call->unmapped_pages;
+	/* free_pgtables() ran after the flush: no CPU may still walk into them. */
+	for (uint64_t span = call->freed_start >> 21; call->freed_tables &&
+						       span <= call->freed_end >> 21;
+	     span++)
+		if (mm_pmd_freed(call->mm, span))
+			machine_check_freed_table(k->machine, call->mm, span, time);
 	kernel_release(k, call);
 	kcont_call(k, done, time);
 }
@@ -121,6 +141,9 @@ static uint64_t vm_munmap_apply(struct vm_call *call, struct mmu_gather *tlb)
 		tlb_adjust_range(tlb, freed_start, freed_start + PAGE_4K);
 		tlb_adjust_range(tlb, freed_end - PMD_SIZE, freed_end - PMD_SIZE + PAGE_4K);
 		tlb->freed_tables = true;
+		call->freed_tables = true;
+		call->freed_start = freed_start;
+		call->freed_end = freed_end - PMD_SIZE;
 	}
 	call->unmapped_pages = (call->vma->end - call->vma->start) / PAGE_4K;
 	return cycles;
@@ -184,6 +207,13 @@ static void vm_apply_event(void *target, uint64_t unused)
 	case VM_DONTNEED:
 		t += zap_ptes(k, call->mm, call->vma, call->start, call->end, &tlb);
 		break;
+	case VM_PAGEOUT: {
+		struct kcont flushed = {.fn = vm_flushed, .ctx = call};
+		reclaim_pages(k, call->cpu, call->mm, call->vma, call->start, call->end, t,
+			      flushed);
+		call->gen_hi = call->mm->next_gen - 1;
+		return;
+	}
 	case VM_FAULT: {
 		/* A fresh PTE needs no flush and invalidates nothing. */
 		struct kcont done = call->done;
@@ -212,7 +242,7 @@ static void vm_apply_event(void *target, uint64_t unused)
 		vm_flushed(k, call, t);
 	else
 		flush_tlb_mm_range(k, call->cpu, call->mm, call->vma, start, end,
-				   tlb.freed_tables, t, flushed);
+				   tlb_get_unmap_shift(call->vma, &tlb), tlb.freed_tables, t, flushed);
 }
 
 /*
@@ -267,6 +297,17 @@ void madvise_dontneed(struct kernel *k, struct cpu *cpu, struct mm *mm, struct v
 	cpu->counters.syscalls++;
 	struct vm_call *call;
 	vm_call_start(k, cpu, mm, vma, VM_DONTNEED, now, syscall_entry(k), done, &call);
+	call->start = start;
+	call->end = end;
+}
+
+void madvise_pageout(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
+		     uint64_t start, uint64_t end, uint64_t now, struct kcont done)
+{
+	g_assert(vma->mapped && vma->start <= start && start < end && end <= vma->end);
+	cpu->counters.syscalls++;
+	struct vm_call *call;
+	vm_call_start(k, cpu, mm, vma, VM_PAGEOUT, now, syscall_entry(k), done, &call);
 	call->start = start;
 	call->end = end;
 }

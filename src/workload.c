@@ -509,12 +509,13 @@ static bool parse_chunk_op(const struct config_node *node, struct workload *w,
 		op->writable = prot == 1;
 	}
 	if (op->kind == OP_MADVISE) {
-		static const char *const advice[] = {"dontneed", NULL};
-		int unused = 0;
-		if (!config_get_enum(node, "advice", true, advice, &unused, error) ||
+		static const char *const advice[] = {"dontneed", "pageout", NULL};
+		int which = 0;
+		if (!config_get_enum(node, "advice", true, advice, &which, error) ||
 		    !read_expr(node, "first", false, scope, &op->first, error) ||
 		    !read_expr(node, "pages", false, scope, &op->pages, error))
 			return false;
+		op->pageout = which == 1;
 	}
 	return true;
 }

@@ -298,6 +298,7 @@ static const char *const milli_columns[] = {
     "access_ns",
     "accesses_per_thread_ms",
     "irq_ns",
+    "switch_mm_ns",
     NULL,
 };
 static const char *const text_columns[] = {"topology", "workload", "policy", "op", NULL};

@@ -25,7 +25,7 @@
 /* The three required keys, for policies written inline. */
 #define REQUIRED                                                                                   \
 	"\"name\": \"t\", \"range_flush\": \"single_page_flush_ceiling\", "                        \
-	"\"munmap_flush_range\": \"gathered\", \"flush_targets\": \"mm_cpumask\""
+	"\"munmap_flush_range\": \"gathered\", \"flush_targets\": \"mm_cpumask\", \"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"huge_page_range\": \"per_4k\", \"reclaim_flush\": \"batched\", \"pcid\": false"
 
 /* ---- Helpers ---------------------------------------------------------------- */
 
@@ -195,23 +195,23 @@ Test(policy_names, minimal_policy_defaults)
 Test(policy_names, range_flush)
 {
 	expect_error("{\"name\": \"t\", \"range_flush\": \"single_page_ceiling\", "
-		     "\"munmap_flush_range\": \"gathered\", \"flush_targets\": \"mm_cpumask\"}",
+		     "\"munmap_flush_range\": \"gathered\", \"flush_targets\": \"mm_cpumask\", \"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"huge_page_range\": \"per_4k\", \"reclaim_flush\": \"batched\", \"pcid\": false}",
 		     "t.json: $.range_flush: expected one of \"tlb_flushall_shift\", "
 		     "\"single_page_flush_ceiling\", got \"single_page_ceiling\" (did you mean "
 		     "\"single_page_flush_ceiling\"?)");
 	expect_error("{\"name\": \"t\", \"range_flush\": 1, \"munmap_flush_range\": \"gathered\", "
-		     "\"flush_targets\": \"mm_cpumask\"}",
+		     "\"flush_targets\": \"mm_cpumask\", \"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"huge_page_range\": \"per_4k\", \"reclaim_flush\": \"batched\", \"pcid\": false}",
 		     "t.json: $.range_flush: expected one of \"tlb_flushall_shift\", "
 		     "\"single_page_flush_ceiling\", got 1");
 	expect_error("{\"name\": \"t\", \"munmap_flush_range\": \"gathered\", "
-		     "\"flush_targets\": \"mm_cpumask\"}",
+		     "\"flush_targets\": \"mm_cpumask\", \"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"huge_page_range\": \"per_4k\", \"reclaim_flush\": \"batched\", \"pcid\": false}",
 		     "t.json: $: missing required key \"range_flush\"");
 }
 
 Test(policy_names, flush_targets)
 {
 	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
-		     "\"munmap_flush_range\": \"vma\", \"flush_targets\": \"smt-dedup\"}",
+		     "\"munmap_flush_range\": \"vma\", \"flush_targets\": \"smt-dedup\", \"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"huge_page_range\": \"per_4k\", \"reclaim_flush\": \"batched\", \"pcid\": false}",
 		     "t.json: $.flush_targets: expected one of \"mm_cpumask\", \"smt_dedup\", got "
 		     "\"smt-dedup\" (did you mean \"smt_dedup\"?)");
 	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
@@ -222,11 +222,11 @@ Test(policy_names, flush_targets)
 Test(policy_names, munmap_flush_range)
 {
 	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
-		     "\"munmap_flush_range\": \"gather\", \"flush_targets\": \"mm_cpumask\"}",
+		     "\"munmap_flush_range\": \"gather\", \"flush_targets\": \"mm_cpumask\", \"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"huge_page_range\": \"per_4k\", \"reclaim_flush\": \"batched\", \"pcid\": false}",
 		     "t.json: $.munmap_flush_range: expected one of \"vma\", \"gathered\", got "
 		     "\"gather\" (did you mean \"gathered\"?)");
 	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
-		     "\"flush_targets\": \"mm_cpumask\"}",
+		     "\"flush_targets\": \"mm_cpumask\", \"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"huge_page_range\": \"per_4k\", \"reclaim_flush\": \"batched\", \"pcid\": false}",
 		     "t.json: $: missing required key \"munmap_flush_range\"");
 }
 

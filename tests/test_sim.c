@@ -38,7 +38,7 @@ static struct sim_result *run_with_budget(const char *workload, uint64_t max_eve
 	cr_assert_not_null(topo);
 	cJSON *p = config_parse_string(
 		"{\"name\": \"p\", \"range_flush\": \"single_page_flush_ceiling\","
-		" \"munmap_flush_range\": \"gathered\", \"flush_targets\": \"mm_cpumask\"}",
+		" \"munmap_flush_range\": \"gathered\", \"flush_targets\": \"mm_cpumask\", \"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"huge_page_range\": \"per_4k\", \"reclaim_flush\": \"batched\", \"pcid\": false}",
 		"policy", &local);
 	struct policy *policy = policy_from_json(p, "policy", &local);
 	cr_assert_not_null(policy);

@@ -621,7 +621,7 @@ Test(workload_errors, chunk_op_enums)
 	expect_program_error("{\"op\": \"mprotect\", \"region\": \"data\"}",
 			     "t.json: $.tasks[0].program[0]: missing required key \"prot\"");
 	expect_program_error("{\"op\": \"madvise\", \"region\": \"data\", \"advice\": \"dontned\"}",
-			     "t.json: $.tasks[0].program[0].advice: expected one of \"dontneed\", "
+			     "t.json: $.tasks[0].program[0].advice: expected one of \"dontneed\", \"pageout\", "
 			     "got \"dontned\" (did you mean \"dontneed\"?)");
 }
 

@@ -20,6 +20,7 @@
 	X(page_walks)                    /* tlb_misses + walks redone after a page fault */        \
 	X(page_faults)                   /* not-present PTE on access */                           \
 	X(stale_hits)                    /* hits on an entry older than a completed PTE change */  \
+	X(stale_pwc)                     /* cached PDEs left pointing at a freed PTE page */        \
 	X(nr_tlb_remote_flush)           /* vmstat: shootdown requests sent (one per call) */      \
 	X(nr_tlb_remote_flush_received)  /* vmstat: flush_tlb_func runs on a target */             \
 	X(nr_tlb_local_flush_all)        /* vmstat: initiator's own full flushes */                \
@@ -34,6 +35,10 @@
 	X(context_switches)              /* task switches, idle included */                        \
 	X(switch_mm)                     /* switches that changed the loaded mm */                 \
 	X(cpumask_atomics)               /* atomic set/clear on an mm_cpumask */                   \
+	X(switch_mm_cycles)              /* cycles in switch_mm/enter_lazy_tlb (CR3, atomics) */   \
+	X(tlbi_broadcasts)               /* broadcast invalidations issued (TLBI IS, INVLPGB) */   \
+	X(sbi_rfences)                   /* SBI remote-fence calls into firmware */                \
+	X(pages_reclaimed)               /* PTEs unmapped by reclaim (MADV_PAGEOUT) */             \
 	X(syscalls)                      /* munmap/mprotect/madvise calls */
 
 struct counters {

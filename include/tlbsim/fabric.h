@@ -67,4 +67,16 @@ uint64_t fabric_line_rmw(const struct fabric *fabric, struct cacheline *line, un
 			 uint64_t now);
 uint64_t fabric_ipi_latency(const struct fabric *fabric, unsigned from, unsigned to);
 
+/*
+ * Broadcast invalidation (arm64 TLBI ...IS + DSB ISH, AMD INVLPGB + TLBSYNC):
+ * the interconnect carries the invalidations issued up to @issued to every
+ * TLB, and the issuer's barrier completes when all have done them: after
+ * broadcast_sync cycles, and never before @not_before (the caller's
+ * lookahead bound).  @fn(@target, time) runs then, in the global lane, to
+ * apply the invalidations; the return value is that time, when the issuer
+ * goes on.
+ */
+uint64_t fabric_broadcast(struct fabric *fabric, uint64_t issued, uint64_t not_before,
+			  engine_fn fn, void *target);
+
 #endif

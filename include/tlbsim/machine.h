@@ -17,6 +17,28 @@
 
 #define MACHINE_MAX_TLBS 16
 #define MACHINE_STALE_REPORTS 8
+/* x86 TLB_NR_DYN_ASIDS: "6 should be plenty and struct tlb_state will fit in
+ * two cache lines" (Lutomirski, 4.14). */
+#define TLB_NR_DYN_ASIDS 6
+
+/* One x86 cpu_tlbstate.ctxs[] slot: which mm a PCID holds, and up to which
+ * flush generation its entries are current. */
+struct tlb_context {
+	struct mm *mm;
+	uint64_t tlb_gen;
+};
+
+/*
+ * A paging-structure (PDE) cache entry: the CPU remembers where the PTE page of
+ * a 2 MiB span is.  @mm is bookkeeping for the checker, not a hardware tag.
+ */
+struct pwc_entry {
+	const struct mm *mm;
+	uint64_t span; /* vaddr >> 21 */
+	uint64_t lru;
+	uint16_t asid;
+	bool valid;
+};
 
 struct cpu {
 	unsigned id;
@@ -36,7 +58,14 @@ struct cpu {
 	struct mm *loaded_mm; /* page tables in use; NULL = init_mm (swapper_pg_dir) */
 	struct mm *active_mm; /* mm borrowed by a kernel thread, or the task's own */
 	bool is_lazy;         /* running a kernel thread/idle on a borrowed mm */
-	uint16_t loaded_asid;
+	uint16_t loaded_asid; /* hardware tag of loaded_mm's entries */
+	unsigned loaded_slot; /* ctxs[] index of loaded_mm (PCID eras) */
+	unsigned next_asid;   /* choose_new_asid()'s round-robin victim */
+	struct tlb_context ctxs[TLB_NR_DYN_ASIDS];
+
+	unsigned nr_pwc;
+	struct pwc_entry *pwc;
+	uint64_t pwc_clock;
 
 	struct counters counters;
 };
@@ -47,6 +76,7 @@ struct stale_report {
 	uint64_t vaddr;
 	uint32_t entry_gen;
 	uint32_t committed_gen;
+	bool freed_table; /* a cached PDE pointing at a freed PTE page, at vaddr's span */
 };
 
 /*
@@ -99,10 +129,29 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 void machine_fill(struct machine *machine, struct cpu *cpu, uint16_t asid, struct vma *vma,
 		  uint64_t vaddr);
 
-/* Hardware invalidations executed on @cpu (INVLPG, CR3 write, all ASIDs). */
+/* Hardware invalidations executed on @cpu (INVLPG, CR3 write, all ASIDs).
+ * Each also drops the CPU's paging-structure cache entries of that ASID (SDM
+ * 4.10.4.1: INVLPG invalidates all of them for the current PCID). */
 void machine_invlpg(struct machine *machine, struct cpu *cpu, uint16_t asid, uint64_t vaddr);
 void machine_flush_asid(struct machine *machine, struct cpu *cpu, uint16_t asid);
 void machine_flush_all(struct machine *machine, struct cpu *cpu);
+
+/*
+ * Broadcast invalidations (arm64 TLBI ...IS, AMD INVLPGB): every TLB of the
+ * machine drops the page (or, with vaddr FLUSH_ALL_VADDR, every entry) of
+ * @asid, without any CPU executing anything.  Entries lost are counted on the
+ * CPU whose structures held them.
+ */
+#define MACHINE_ALL_VADDR UINT64_MAX
+void machine_broadcast_invalidate(struct machine *machine, uint16_t asid, uint64_t vaddr);
+
+/*
+ * The checker for freed page tables: every CPU that still has @mm loaded and
+ * a paging-structure cache entry for 2 MiB span @span could walk through the
+ * freed page.  Counts (and reports) each as a stale hit; returns how many.
+ */
+unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm, uint64_t span,
+				   uint64_t now);
 
 static inline unsigned cpu_lane(const struct cpu *cpu)
 {

@@ -27,7 +27,9 @@ struct pte {
 	bool writable;
 };
 
+struct mm;
 struct vma {
+	const struct mm *mm; /* the address space it belongs to */
 	uint64_t start; /* bytes, aligned to the page size */
 	uint64_t end;
 	enum page_size page_size; /* size of its translations: 4K, or 2M for THP/hugetlb */
@@ -52,6 +54,9 @@ struct mm {
 	unsigned nr_pmds;
 	uint32_t *pmd_users;   /* mapped VMAs touching each 2 MiB span: 0 = PTE page freed */
 	uint32_t next_gen;     /* generation source for PTE changes */
+	uint64_t tlb_gen;      /* x86 mm->context.tlb_gen: bumped by every flush request */
+	uint16_t asid;         /* arm64/riscv: the mm's ASID on every CPU (0: none) */
+	uint64_t next_trim_cpumask; /* 6.14+: cycle time of the next cpumask trim */
 	uint64_t epoch;        /* bumped with any VMA's epoch */
 };
 
@@ -120,6 +125,13 @@ static inline void mm_commit_change(struct pte *pte, uint32_t lo, uint32_t hi)
  */
 unsigned mm_unmap_vma(struct mm *mm, struct vma *vma, uint64_t *freed_start,
 		      uint64_t *freed_end);
+
+/* Has the PTE page of 2 MiB span @span (vaddr >> 21) been freed? */
+static inline bool mm_pmd_freed(const struct mm *mm, uint64_t span)
+{
+	return span >= mm->pmd_base && span - mm->pmd_base < mm->nr_pmds &&
+	       mm->pmd_users[span - mm->pmd_base] == 0;
+}
 
 /* mm_cpumask */
 static inline bool mm_cpumask_test(const struct mm *mm, unsigned cpu)

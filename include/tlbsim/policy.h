@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 #include <glib.h>
+#include "tlbsim/topology.h"
 
 struct kernel;
 struct mm;
@@ -19,14 +20,16 @@ struct cpu;
 #define FLUSH_ALL UINT64_MAX /* "flush everything" (the kernel's TLB_FLUSH_ALL) */
 
 /*
- * Range rule: how many single-page invalidations a range flush may use before
- * it becomes a full flush.  Returns the page count, or FLUSH_ALL.
+ * Range rule: how many single-stride invalidations a range flush may use
+ * before it becomes a full flush.  Returns the stride count (strides of
+ * 1 << @stride_shift bytes), or FLUSH_ALL.
  */
 struct flush_range_ops {
 	const char *name;
 	const char *imitates;
 	uint64_t (*pages_to_flush)(const struct kernel *k, const struct mm *mm,
-				   const struct vma *vma, uint64_t start, uint64_t end);
+				   const struct vma *vma, uint64_t start, uint64_t end,
+				   unsigned stride_shift);
 };
 
 /*
@@ -38,6 +41,75 @@ struct flush_targets_ops {
 	const char *imitates;
 	unsigned (*select)(const struct kernel *k, const struct cpu *self, const struct mm *mm,
 			   unsigned *targets);
+};
+
+/*
+ * Lazy TLB and mm switching in one kernel era: what switching to a kernel
+ * thread or idle does (enter_lazy_tlb), what a real mm switch does
+ * (switch_mm_irqs_off: cpumask atomics, ASID choice, CR3), which CPUs of
+ * mm_cpumask a shootdown must interrupt, and what the handler on a target does
+ * (flush_tlb_func).  Implemented in lazytlb.c (x86) and the arch files.
+ */
+struct flush_tlb_info;
+struct lazy_tlb_ops {
+	const char *name;
+	const char *imitates;
+	enum topology_arch arch;
+	/* flush_tlb_mm_range() from a CPU not running the mm sends a full flush
+	 * (3.x-4.13), instead of the range (4.14+). */
+	bool remote_full_if_not_loaded;
+	/* tlb_gen bookkeeping: flushes increment mm->tlb_gen and targets catch up. */
+	bool tracks_tlb_gen;
+	uint64_t (*enter_lazy_tlb)(struct kernel *k, struct cpu *cpu, uint64_t now);
+	uint64_t (*switch_mm)(struct kernel *k, struct cpu *cpu, struct mm *prev, struct mm *next,
+			      uint64_t now);
+	/* Sender side: does @target (in the selected mask) get the IPI? */
+	bool (*should_flush)(const struct kernel *k, const struct cpu *target,
+			     const struct flush_tlb_info *info);
+	/* The handler, on a target (@local false) or the initiator itself. */
+	uint64_t (*flush_tlb_func)(struct kernel *k, struct cpu *cpu,
+				   const struct flush_tlb_info *info, bool local, uint64_t now);
+};
+
+/*
+ * How a range of an mm leaves every TLB on this architecture, and the reclaim
+ * batch (arch_tlbbatch_*).  x86: IPIs (tlbflush.c); arm64: broadcast TLBI
+ * (tlbflush_arm64.c); riscv: IPIs or an SBI remote fence (tlbflush_riscv.c).
+ */
+struct tlbflush_unmap_batch;
+struct kcont;
+struct flush_arch_ops {
+	const char *name;
+	const char *imitates;
+	enum topology_arch arch;
+	/* flush_tlb_mm_range() / flush_tlb_range(): @stride_shift is the
+	 * mapping granule (12 or 21); @done gets the time the caller goes on. */
+	void (*flush_range)(struct kernel *k, struct cpu *cpu, struct mm *mm,
+			    const struct vma *vma, uint64_t start, uint64_t end,
+			    unsigned stride_shift, bool freed_tables, uint64_t now,
+			    const struct kcont *done);
+	/* should_defer_flush() -> arch_tlbbatch_should_defer() */
+	bool (*should_defer)(const struct kernel *k, const struct cpu *cpu, const struct mm *mm);
+	/* arch_tlbbatch_add_pending(): returns the cycles it costs now. */
+	uint64_t (*batch_add_pending)(struct kernel *k, struct cpu *cpu,
+				      struct tlbflush_unmap_batch *batch, struct mm *mm,
+				      uint64_t addr, uint64_t now);
+	/* arch_tlbbatch_flush() */
+	void (*batch_flush)(struct kernel *k, struct cpu *cpu, struct tlbflush_unmap_batch *batch,
+			    uint64_t now, const struct kcont *done);
+};
+
+/* THP ranges in the range rule (mechanisms.md 1.1, 1.3). */
+enum huge_page_range {
+	HUGE_RANGE_PER_4K,      /* count and INVLPG 4K steps (2.6-3.5, 3.14-4.18) */
+	HUGE_RANGE_FLUSH_ALL,   /* has_large_page(): a huge page in range => full (3.6-3.13) */
+	HUGE_RANGE_PER_STRIDE,  /* one INVLPG per mapping stride (4.19+) */
+};
+
+/* try_to_unmap() during reclaim (mechanisms.md 4). */
+enum reclaim_flush {
+	RECLAIM_FLUSH_PER_PAGE, /* ptep_clear_flush(): one flush per page */
+	RECLAIM_FLUSH_BATCHED,  /* set_tlb_ubc_flush_pending() + try_to_unmap_flush() */
 };
 
 enum munmap_flush_range {
@@ -58,10 +130,19 @@ struct policy {
 	char *description;
 	const struct flush_range_ops *range;
 	const struct flush_targets_ops *targets;
+	const struct lazy_tlb_ops *lazy;
+	const struct flush_arch_ops *arch;
 	/* Knobs read by the ops. */
 	int tlb_flushall_shift;      /* POLICY_SHIFT_FROM_CPU: the topology's cpuid value */
 	unsigned single_page_flush_ceiling;
+	enum huge_page_range huge_page_range;
 	enum munmap_flush_range munmap_flush_range;
+	enum reclaim_flush reclaim_flush;
+	bool pcid;                   /* use the hardware's PCIDs (4.14+), 6 per CPU */
+	bool lazy_table_free_ipi;    /* lazier eras: IPI lazy CPUs when tables were freed */
+	bool concurrent_local_flush; /* 5.13+: local flush overlaps the remote ones */
+	unsigned riscv_flush_all_threshold; /* tlb_flush_all_threshold, pages */
+	unsigned arm64_max_tlbi_ops;        /* MAX_TLBI_OPS: more strides => flush the ASID */
 	struct sched_params sched;
 };
 
@@ -72,10 +153,23 @@ extern const struct flush_range_ops flush_range_tlb_flushall_shift;
 extern const struct flush_range_ops flush_range_single_page_ceiling;
 extern const struct flush_targets_ops flush_targets_mm_cpumask;
 extern const struct flush_targets_ops flush_targets_smt_dedup;
+extern const struct lazy_tlb_ops lazy_tlb_strict;
+extern const struct lazy_tlb_ops lazy_tlb_pcid;
+extern const struct lazy_tlb_ops lazy_tlb_lazier;
+extern const struct lazy_tlb_ops lazy_tlb_trimmed;
+extern const struct lazy_tlb_ops lazy_tlb_arm64;
+extern const struct lazy_tlb_ops lazy_tlb_riscv;
+extern const struct flush_arch_ops flush_arch_x86;
+extern const struct flush_arch_ops flush_arch_arm64;
+extern const struct flush_arch_ops flush_arch_riscv;
 
 /* Parse and validate a policy file's tree; NULL on error. */
 struct policy *policy_from_json(const cJSON *json, const char *file, GError **error);
 void policy_free(struct policy *policy);
+
+/* The policy can run on this machine (same architecture); else an error naming both. */
+bool policy_check_topology(const struct policy *policy, const struct topology *topology,
+			   GError **error);
 
 /* Effective shift for the 3.x rule on this machine. */
 int policy_flushall_shift(const struct policy *policy, int cpu_model_shift);

@@ -18,6 +18,9 @@ void do_munmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma
 void do_mprotect(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
 		 bool writable, uint64_t now, struct kcont done);
 /* madvise(MADV_DONTNEED) of [start, end) inside @vma: zap, keep the mapping. */
+/* madvise(MADV_PAGEOUT): reclaim the present pages of [start, end) (rmap.h). */
+void madvise_pageout(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
+		     uint64_t start, uint64_t end, uint64_t now, struct kcont done);
 void madvise_dontneed(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
 		      uint64_t start, uint64_t end, uint64_t now, struct kcont done);
 

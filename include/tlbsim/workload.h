@@ -52,6 +52,7 @@ struct op {
 	int while_flag;      /* access: keep going while this flag is non-zero; -1 */
 	unsigned flag;
 	bool writable;       /* mprotect */
+	bool pageout;        /* madvise: MADV_PAGEOUT (reclaim) instead of MADV_DONTNEED */
 	unsigned phase;
 	bool begin;
 	char *var;           /* loop variable, or NULL */
