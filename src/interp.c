@@ -76,6 +76,8 @@ struct itask {
 	struct access_state access;
 	uint64_t syscall_start;
 	enum op_kind syscall_kind;
+	bool syscall_counted; /* issued inside the report phase (or there is none) */
+	bool in_report_phase; /* between this task's begin and end of it */
 	uint64_t accesses;
 };
 
@@ -528,7 +530,7 @@ static void interp_syscall_done(struct kernel *k, void *ctx, uint64_t time)
 {
 	struct itask *ts = ctx;
 	struct interp *ip = ts->interp;
-	if (ts->syscall_kind == ip->w->report_op) {
+	if (ts->syscall_kind == ip->w->report_op && ts->syscall_counted) {
 		uint64_t latency = time - ts->syscall_start;
 		g_array_append_val(ip->results.op_cycles, latency);
 	}
@@ -551,6 +553,9 @@ static enum step syscall_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 	}
 	ts->syscall_start = local;
 	ts->syscall_kind = op->kind;
+	/* Calls a task makes outside the report phase (a warm-up) are not the
+	 * measurement. */
+	ts->syscall_counted = ip->w->report_phase < 0 || ts->in_report_phase;
 	struct kcont done = {.fn = interp_syscall_done, .ctx = ts};
 	struct mm *mm = ts->task.mm;
 	switch (op->kind) {
@@ -691,6 +696,8 @@ static enum step exec_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 			push_frame(ts, op->body, op->nr_body, v, op->var);
 		return STEP_PUSHED;
 	case OP_PHASE:
+		if ((int)op->phase == ip->w->report_phase)
+			ts->in_report_phase = op->begin;
 		if (op->begin && ip->results.phase_begin[op->phase] == UINT64_MAX)
 			ip->results.phase_begin[op->phase] = *local;
 		if (!op->begin)

@@ -157,6 +157,15 @@ static void col_op_count(GString *out, const struct column_ctx *c)
 {
 	put_u64(out, c->f->op_count);
 }
+/* Calls per simulated second of the phase (will-it-scale's loops/s). */
+static uint64_t op_per_sec(const struct figures *f)
+{
+	return f->phase_ps ? (uint64_t)((u128)f->op_count * 1000000000000u / f->phase_ps) : 0;
+}
+static void col_op_per_sec(GString *out, const struct column_ctx *c)
+{
+	put_u64(out, op_per_sec(c->f));
+}
 static void col_op_ns_mean(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, c->f->op_mean_ps);
@@ -209,6 +218,7 @@ static const struct {
 	{"phase_ns", col_phase_ns},
 	{"op", col_op},
 	{"op_count", col_op_count},
+	{"op_per_sec", col_op_per_sec},
 	{"op_ns_mean", col_op_ns_mean},
 	{"op_ns_p50", col_op_ns_p50},
 	{"op_ns_p99", col_op_ns_p99},
@@ -340,6 +350,8 @@ char *report_summary(const struct report_meta *meta, const struct sim_result *r)
 			put_u64(out, f.op_count ? phase_ns / f.op_count : 0);
 		else if (strcmp(field, "op_ns_mean") == 0)
 			put_u64(out, f.op_mean_ps / 1000);
+		else if (strcmp(field, "op_per_sec") == 0)
+			put_u64(out, op_per_sec(&f));
 		else if (strcmp(field, "accesses_per_thread_ms") == 0)
 			put_u64(out, f.acc_thread_ms_milli / 1000);
 		else if (strcmp(field, "access_cost_ns") == 0)

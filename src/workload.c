@@ -55,7 +55,7 @@ static const char *const populate_names[] = {"none", "first", "all", NULL};
 
 /* Placeholders a summary template may use (filled by report.c). */
 static const char *const summary_fields[] = {
-	"phase_ms", "phase_ns", "op", "op_count", "op_ns_per_call", "op_ns_mean",
+	"phase_ms", "phase_ns", "op", "op_count", "op_ns_per_call", "op_ns_mean", "op_per_sec",
 	"accesses_per_thread_ms", "access_cost_ns", "threads", "accesses", NULL,
 };
 
