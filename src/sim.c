@@ -94,6 +94,8 @@ static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *i
 struct sim_result *sim_run(const struct sim_input *input, GError **error)
 {
 	struct sim_result *result = NULL;
+	if (!policy_check_topology(input->policy, input->topology, error))
+		return NULL;
 	struct kernel k = {.policy = input->policy};
 	kernel_init_inflight(&k);
 	k.engine = engine_new(NR_LANES(topology_nr_cpus(input->topology)));

@@ -177,8 +177,8 @@ Test(inputs_resolve, unknown_name_did_you_mean)
 {
 	expect_resolve_error(INPUT_TOPOLOGY, "haswel-i7",
 			     "no topology named \"haswel-i7\" (did you mean \"haswell-i7\"?)");
-	expect_resolve_error(INPUT_POLICY, "linux-4.6",
-			     "no policy named \"linux-4.6\" (did you mean \"linux-4.5\"?)");
+	expect_resolve_error(INPUT_POLICY, "linux-4.55",
+			     "no policy named \"linux-4.55\" (did you mean \"linux-4.5\"?)");
 	expect_resolve_error(INPUT_WORKLOAD, "munmap17.json",
 			     "no workload named \"munmap17.json\" (did you mean \"munmap16\"?)");
 }

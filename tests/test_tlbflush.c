@@ -257,3 +257,97 @@ Test(tlbflush, smt_dedup_is_unsafe_with_thread_scoped_invalidation)
 	support_run_free(&r);
 	g_free(w);
 }
+
+/*
+ * Huge pages in a range (mechanisms.md 1.1-1.3): cpu 0 write-protects one
+ * 2 MiB page (THP, or hugetlb) that cpu 1 keeps reading.
+ */
+static char *huge_case(bool hugetlb)
+{
+	return g_strdup_printf(
+		"{\"name\": \"huge\","
+		" \"regions\": [{\"name\": \"victim\", \"size\": \"2M\", \"page_size\": \"2M\","
+		"                \"hugetlb\": %s, \"populate\": \"all\"}],"
+		" \"tasks\": ["
+		"  {\"name\": \"initiator\", \"cpu\": 0, \"program\": ["
+		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+		"    {\"op\": \"compute\", \"cycles\": 100000},"
+		"    {\"op\": \"mprotect\", \"region\": \"victim\", \"prot\": \"read\"},"
+		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
+		"  {\"name\": \"reader\", \"cpu\": 1, \"program\": ["
+		"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+		"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\","
+		"     \"pages\": 1, \"while_flag\": \"run\", \"cycles\": 10}]}]}",
+		hugetlb ? "true" : "false");
+}
+
+/* 4.5 counts a THP range in 4K pages: 512 > 33, a full flush. */
+Test(tlbflush, thp_range_in_4k_pages_hits_the_ceiling)
+{
+	char *w = huge_case(false);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_all), 1);
+	cr_assert_eq(r.result->total.invlpg, 0);
+	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush_received), 1);
+	cr_assert_eq(r.result->total.stale_hits, 0);
+	support_run_free(&r);
+	g_free(w);
+}
+
+/* Before the 2012 THP patch, a ceiling that allows it steps 4K at a time:
+ * 512 INVLPGs on each side for one huge page. */
+Test(tlbflush, thp_range_stepped_4k_at_a_time)
+{
+	const char *const sets[] = {"single_page_flush_ceiling=1024", NULL};
+	char *w = huge_case(false);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", sets, w);
+	cr_assert_eq(CPU(r, 0, invlpg), 512);
+	cr_assert_eq(CPU(r, 1, invlpg), 512);
+	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_one), 512);
+	cr_assert_eq(r.result->total.stale_hits, 0);
+	support_run_free(&r);
+	g_free(w);
+}
+
+/* The patch (has_large_page): a huge page in the range means a full flush. */
+Test(tlbflush, thp_range_with_huge_page_flushes_all)
+{
+	const char *const sets[] = {"single_page_flush_ceiling=1024", "huge_page_range=flush_all",
+				    NULL};
+	char *w = huge_case(false);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", sets, w);
+	cr_assert_eq(r.result->total.invlpg, 0);
+	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_all), 1);
+	support_run_free(&r);
+	g_free(w);
+}
+
+/* 4.19+: one INVLPG per 2 MiB stride, on each side. */
+Test(tlbflush, thp_range_per_stride)
+{
+	char *w = huge_case(false);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.19", NULL, w);
+	cr_assert_eq(CPU(r, 0, invlpg), 1);
+	cr_assert_eq(CPU(r, 1, invlpg), 1);
+	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_one), 1);
+	cr_assert_eq(r.result->total.stale_hits, 0);
+	support_run_free(&r);
+	g_free(w);
+}
+
+/* hugetlb always flushes all before 4.19, even under a generous ceiling;
+ * 4.19 flushes it per stride like THP. */
+Test(tlbflush, hugetlb_flushes_all_until_strides)
+{
+	const char *const sets[] = {"single_page_flush_ceiling=1024", NULL};
+	char *w = huge_case(true);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", sets, w);
+	cr_assert_eq(r.result->total.invlpg, 0);
+	cr_assert_eq(CPU(r, 0, nr_tlb_local_flush_all), 1);
+	support_run_free(&r);
+	r = support_run("tiny-2cpu.json", "linux-4.19", NULL, w);
+	cr_assert_eq(CPU(r, 0, invlpg), 1);
+	cr_assert_eq(r.result->total.stale_hits, 0);
+	support_run_free(&r);
+	g_free(w);
+}
