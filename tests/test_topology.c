@@ -1,8 +1,9 @@
 /*
- * Tests of src/topology.c: the shipped Haswell descriptions load with the
- * expected values, CPU numbering and distances follow the Linux/Intel order,
- * every validation error names its JSON path, and time conversions round and
- * saturate.  Invalid inputs are made from tests/data/tiny-2cpu.json with one
+ * Tests of src/topology.c: every shipped machine (each file in topologies/)
+ * loads and carries a source for each of its numbers, the Haswell descriptions
+ * load with the expected values, CPU numbering and distances follow the
+ * Linux/Intel order, every validation error names its JSON path, and time
+ * conversions round and saturate.  Invalid inputs are made from tests/data/tiny-2cpu.json with one
  * --set style edit each (config_apply_set) or one deleted key.
  */
 #include <signal.h>
@@ -21,6 +22,7 @@
 #error "TLBSIM_SOURCE_DIR must be the absolute path of the source tree"
 #endif
 
+#define TOPOLOGIES TLBSIM_SOURCE_DIR "/topologies"
 #define HASWELL TLBSIM_SOURCE_DIR "/topologies/haswell-i7.json"
 #define HASWELL_THREAD TLBSIM_SOURCE_DIR "/topologies/haswell-i7-smt-thread.json"
 #define TINY TLBSIM_TEST_DATA "/tiny-2cpu.json"
@@ -112,32 +114,159 @@ Test(topology_haswell, loads_with_expected_values)
 	topology_free(t);
 }
 
-/* Every number in @json (below its root) is {"value", "source"} with a non-empty source. */
-static void check_sourced(const cJSON *json, const char *path)
+/*
+ * Counts the numbers in @json (below its root) that are not exactly
+ * {"value": N, "source": "..."} with a source of more than a few characters,
+ * and appends one line per problem to @report.  "comment" members are free
+ * text and skipped.
+ */
+static unsigned count_unsourced(const cJSON *json, const char *path, GString *report)
 {
 	const cJSON *item;
+	unsigned bad = 0;
 	cJSON_ArrayForEach(item, json)
 	{
+		if (item->string != NULL && strcmp(item->string, "comment") == 0)
+			continue;
 		char *child = item->string != NULL ? g_strdup_printf("%s.%s", path, item->string)
 						   : g_strdup_printf("%s[]", path);
-		cr_expect(!cJSON_IsNumber(item), "%s is a plain number", child);
-		if (cJSON_IsObject(item) &&
-		    cJSON_GetObjectItemCaseSensitive(item, "value") != NULL) {
+		const char *problem = NULL;
+		if (cJSON_IsNumber(item)) {
+			problem = "is a plain number";
+		} else if (cJSON_IsObject(item) &&
+			   cJSON_GetObjectItemCaseSensitive(item, "value") != NULL) {
+			const cJSON *value = cJSON_GetObjectItemCaseSensitive(item, "value");
 			const char *source =
 			    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(item, "source"));
-			cr_expect(source != NULL && strlen(source) > 10, "%s has no source", child);
+			if (!cJSON_IsNumber(value))
+				problem = "has a value that is not a number";
+			else if (source == NULL || strlen(source) <= 10)
+				problem = "has no source";
+			else if (cJSON_GetArraySize(item) != 2)
+				problem = "has members besides value and source";
 		} else if (cJSON_IsObject(item) || cJSON_IsArray(item)) {
-			check_sourced(item, child);
+			bad += count_unsourced(item, child, report);
+		}
+		if (problem != NULL) {
+			g_string_append_printf(report, "\n  %s %s", child, problem);
+			bad++;
 		}
 		g_free(child);
 	}
+	return bad;
 }
 
-Test(topology_haswell, every_number_has_a_source)
+/* Every number in @json is sourced; @file names it in the failure. */
+static void check_sourced(const cJSON *json, const char *file)
 {
-	cJSON *json = load_json(HASWELL);
-	check_sourced(json, "$");
-	cJSON_Delete(json);
+	GString *report = g_string_new(NULL);
+	cr_expect_eq(count_unsourced(json, "$", report), 0, "%s:%s", file, report->str);
+	g_string_free(report, TRUE);
+}
+
+/* The paths of every *.json in topologies/, sorted; at least one. */
+static GPtrArray *shipped_topologies(void)
+{
+	GError *err = NULL;
+	GDir *dir = g_dir_open(TOPOLOGIES, 0, &err);
+	cr_assert_not_null(dir, "%s", err != NULL ? err->message : "?");
+	GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
+	const char *name;
+	while ((name = g_dir_read_name(dir)) != NULL) {
+		if (g_str_has_suffix(name, ".json"))
+			g_ptr_array_add(paths, g_build_filename(TOPOLOGIES, name, NULL));
+	}
+	g_dir_close(dir);
+	g_ptr_array_sort(paths, (GCompareFunc)g_strcmp0);
+	cr_assert_gt(paths->len, 0, "no topology in %s", TOPOLOGIES);
+	return paths;
+}
+
+/*
+ * Each shipped machine loads, is named after its file, describes itself, and
+ * gives every number a source: a machine is calibrated from cited facts or
+ * says "estimate" with its reasoning.
+ */
+Test(topology_shipped, every_file_loads_and_every_number_has_a_source)
+{
+	GPtrArray *paths = shipped_topologies();
+	for (unsigned i = 0; i < paths->len; i++) {
+		const char *path = g_ptr_array_index(paths, i);
+		char *base = g_path_get_basename(path);
+		GError *err = NULL;
+		cJSON *json = config_load_file(path, &err);
+		cr_assert_not_null(json, "%s", err != NULL ? err->message : "?");
+		struct topology *t = topology_from_json(json, path, &err);
+		cr_expect_not_null(t, "%s", err != NULL ? err->message : "?");
+		g_clear_error(&err);
+		if (t != NULL) {
+			char *want = g_strndup(base, strlen(base) - strlen(".json"));
+			cr_expect_str_eq(t->name, want, "%s: name differs from the file name",
+					 base);
+			cr_expect(strlen(t->description) > 20, "%s: no description", base);
+			g_free(want);
+		}
+		check_sourced(json, base);
+		topology_free(t);
+		cJSON_Delete(json);
+		g_free(base);
+	}
+	g_ptr_array_unref(paths);
+}
+
+/*
+ * The remote-flush costs match the mechanism: a machine pays for broadcasts
+ * only if it has them (arm64, or x86 with INVLPGB) and for SBI calls only if
+ * it flushes through SBI; unused costs are 0, as the files say.
+ */
+Test(topology_shipped, flush_costs_match_the_mechanism)
+{
+	GPtrArray *paths = shipped_topologies();
+	for (unsigned i = 0; i < paths->len; i++) {
+		const char *path = g_ptr_array_index(paths, i);
+		struct topology *t = load(path);
+		const struct topology_costs *c = &t->costs;
+		bool broadcast =
+		    t->remote_flush == REMOTE_FLUSH_BROADCAST || t->invlpgb_count_max > 0;
+		bool sbi = t->remote_flush == REMOTE_FLUSH_SBI;
+		cr_expect_eq(c->broadcast_issue > 0, broadcast, "%s: broadcast_issue", t->name);
+		cr_expect_eq(c->broadcast_sync > 0, broadcast, "%s: broadcast_sync", t->name);
+		cr_expect_eq(c->sbi_call > 0, sbi, "%s: sbi_call", t->name);
+		if (t->arch != ARCH_X86)
+			cr_expect_eq(t->tlb_flushall_shift, -1, "%s: an x86-only shift", t->name);
+		topology_free(t);
+	}
+	g_ptr_array_unref(paths);
+}
+
+/* The checker itself: plain, unsourced and malformed numbers are found, comments skipped. */
+Test(topology_shipped, unsourced_numbers_are_found)
+{
+	static const struct {
+		const char *json;
+		unsigned bad;
+	} cases[] = {
+	    {"{\"comment\": [\"1\"], \"a\": {\"value\": 1, \"source\": \"a long enough source\"}, "
+	     "\"b\": [{\"c\": {\"value\": 2, \"source\": \"another long source\"}}], \"s\": \"x\", "
+	     "\"t\": true}",
+	     0},
+	    {"{\"a\": 1}", 1},
+	    {"{\"a\": {\"b\": [1, 2]}}", 2},
+	    {"{\"a\": {\"value\": 1}}", 1},
+	    {"{\"a\": {\"value\": 1, \"source\": \"short\"}}", 1},
+	    {"{\"a\": {\"value\": \"1\", \"source\": \"a long enough source\"}}", 1},
+	    {"{\"a\": {\"value\": 1, \"source\": \"a long enough source\", \"x\": 2}}", 1},
+	    {"{\"a\": {\"comment\": \"c\", \"b\": {\"value\": 1, \"source\": \"\"}}}", 1},
+	};
+	for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+		cJSON *json = cJSON_Parse(cases[i].json);
+		cr_assert_not_null(json, "case %u", i);
+		GString *report = g_string_new(NULL);
+		cr_expect_eq(count_unsourced(json, "$", report), cases[i].bad, "case %u:%s", i,
+			     report->str);
+		g_string_free(report, TRUE);
+		cJSON_Delete(json);
+	}
 }
 
 Test(topology_haswell, smt_thread_variant_differs_only_in_scope)
