@@ -816,8 +816,8 @@ Test(e2e_errors, unknown_topology_name_suggests)
 Test(e2e_errors, unknown_policy_name_suggests)
 {
 	struct run r;
-	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "-p", "linux-4.6", NULL);
-	expect_input_error(&r, "policy", "\"linux-4.6\"", "did you mean \"linux-4.5\"", NULL);
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "-p", "linux-4.55", NULL);
+	expect_input_error(&r, "policy", "\"linux-4.55\"", "did you mean \"linux-4.5\"", NULL);
 	run_clear(&r);
 }
 
