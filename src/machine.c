@@ -311,25 +311,27 @@ void machine_flush_all(struct machine *machine, struct cpu *cpu)
 	cpu->counters.tlb_entries_invalidated += removed;
 }
 
-void machine_broadcast_invalidate(struct machine *machine, uint16_t asid, uint64_t vaddr)
+void machine_broadcast_invalidate_cpu(struct machine *machine, struct cpu *cpu, uint16_t asid,
+				      uint64_t vaddr)
 {
 	const struct topology *topo = machine->topology;
-	for (unsigned c = 0; c < machine->nr_cpus; c++) {
-		struct cpu *cpu = &machine->cpus[c];
-		unsigned removed = 0;
-		for (unsigned i = 0; i < topo->nr_tlbs; i++) {
-			/* A core's shared structure is counted on its first thread. */
-			if (topo->tlbs[i].per_core && cpu->thread != 0)
-				continue;
-			removed += vaddr == MACHINE_ALL_VADDR
-					   ? tlb_flush_asid(cpu->tlbs[i], asid, TLB_ANY_OWNER)
-					   : tlb_flush_one(cpu->tlbs[i], vaddr, asid, TLB_ANY_OWNER);
-		}
-		for (unsigned i = 0; i < cpu->nr_pwc; i++)
-			if (cpu->pwc[i].asid == asid)
-				cpu->pwc[i].valid = false;
-		cpu->counters.tlb_entries_invalidated += removed;
-	}
+	unsigned removed = 0;
+	/* Only this CPU's entries: a sibling's in a shared structure may carry
+	 * the same tag for another address space, and get its own pass. */
+	int owner = cpu->tlb_owner;
+	for (unsigned i = 0; i < topo->nr_tlbs; i++)
+		removed += vaddr == MACHINE_ALL_VADDR ? tlb_flush_asid(cpu->tlbs[i], asid, owner)
+						     : tlb_flush_one(cpu->tlbs[i], vaddr, asid, owner);
+	for (unsigned i = 0; i < cpu->nr_pwc; i++)
+		if (cpu->pwc[i].asid == asid)
+			cpu->pwc[i].valid = false;
+	cpu->counters.tlb_entries_invalidated += removed;
+}
+
+void machine_broadcast_invalidate(struct machine *machine, uint16_t asid, uint64_t vaddr)
+{
+	for (unsigned c = 0; c < machine->nr_cpus; c++)
+		machine_broadcast_invalidate_cpu(machine, &machine->cpus[c], asid, vaddr);
 }
 
 unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm, uint64_t span,

@@ -60,6 +60,7 @@ static const char *const policy_keys[] = {
 	"pcid",
 	"lazy_table_free_ipi",
 	"concurrent_local_flush",
+	"invlpgb",
 	"reclaim_flush",
 	"riscv_flush_all_threshold",
 	"arm64_max_tlbi_ops",
@@ -187,6 +188,7 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 			      error) ||
 	    !policy_read_bool(&root, "concurrent_local_flush", false,
 			      &policy->concurrent_local_flush, error) ||
+	    !policy_read_bool(&root, "invlpgb", false, &policy->invlpgb, error) ||
 	    !config_get_u64(&root, "riscv_flush_all_threshold", false, 0, 1u << 20,
 			    &riscv_threshold, error) ||
 	    !config_get_u64(&root, "arm64_max_tlbi_ops", false, 1, 1u << 20, &max_tlbi, error))

@@ -143,6 +143,94 @@ static void native_flush_tlb_others(struct kernel *k, struct cpu *cpu, struct fl
 	g_free(targets);
 }
 
+/* ---- INVLPGB (Rik van Riel, 6.15; mechanisms.md 5.1) ---------------------- */
+
+static bool invlpgb_enabled(const struct kernel *k)
+{
+	return k->policy->invlpgb && k->machine->topology->invlpgb_count_max > 0;
+}
+
+/*
+ * consider_global_asid(): an mm active (loaded, not lazy) on more than 3 CPUs
+ * gets a global ASID, after which its flushes are broadcast.  The kernel
+ * checks 1 time in 32 (pid vs jiffies); here after every IPI flush.
+ */
+static void consider_global_asid(struct kernel *k, struct mm *mm)
+{
+	if (!invlpgb_enabled(k) || mm->global_asid)
+		return;
+	unsigned active = 0;
+	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {
+		const struct cpu *cpu = &k->machine->cpus[c];
+		active += cpu->loaded_mm == mm && !cpu->is_lazy;
+	}
+	if (active > 3)
+		mm->global_asid = true;
+}
+
+struct invlpgb_flush {
+	struct kernel *k;
+	const struct mm *mm; /* NULL: all non-global entries (reclaim batch) */
+	uint64_t start, end;
+	unsigned stride_shift;
+	uint64_t new_tlb_gen;
+	struct kcont done;
+};
+
+/* TLBSYNC completes: every CPU's TLB has dropped the range, whatever it runs. */
+static void tlbsync_done(void *target, uint64_t time)
+{
+	struct invlpgb_flush *f = target;
+	struct kernel *k = f->k;
+	bool pcid = k->policy->pcid && k->machine->topology->hw_asids > 0;
+	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {
+		struct cpu *cpu = &k->machine->cpus[c];
+		for (unsigned slot = 0; slot < TLB_NR_DYN_ASIDS; slot++) {
+			struct tlb_context *ctx = &cpu->ctxs[slot];
+			if (!ctx->mm || ctx->mm == k->init_mm || (f->mm && ctx->mm != f->mm))
+				continue;
+			uint16_t tag = pcid ? (uint16_t)(slot + 1) : 0;
+			if (f->end == FLUSH_ALL)
+				machine_broadcast_invalidate_cpu(k->machine, cpu, tag, MACHINE_ALL_VADDR);
+			else
+				for (uint64_t a = f->start; a < f->end; a += UINT64_C(1) << f->stride_shift)
+					machine_broadcast_invalidate_cpu(k->machine, cpu, tag, a);
+			/* Current again only if this was the one flush it missed: an
+			 * older one skipped while it was lazy still needs its catch-up
+			 * (the kernel moves the mm to a fresh global PCID instead). */
+			if (f->new_tlb_gen != TLB_GENERATION_INVALID &&
+			    ctx->tlb_gen + 1 == f->new_tlb_gen)
+				ctx->tlb_gen = f->new_tlb_gen;
+		}
+	}
+	struct kcont done = f->done;
+	kernel_release(k, f);
+	kcont_call(k, done, time);
+}
+
+/*
+ * broadcast_tlb_flush(): INVLPGB chunks of at most invlpgb_count_max strides
+ * (one for a full flush of the ASID), then TLBSYNC.  No IPIs, no vmstat REMOTE
+ * counts.
+ */
+static void broadcast_tlb_flush(struct kernel *k, struct cpu *cpu, const struct mm *mm,
+				uint64_t start, uint64_t end, unsigned stride_shift,
+				uint64_t new_tlb_gen, uint64_t now, const struct kcont *done)
+{
+	const struct topology *topo = k->machine->topology;
+	struct invlpgb_flush *f = kernel_alloc(k, sizeof(*f));
+	*f = (struct invlpgb_flush){.k = k, .mm = mm, .start = start, .end = end,
+				    .stride_shift = stride_shift, .new_tlb_gen = new_tlb_gen,
+				    .done = *done};
+	uint64_t strides = end == FLUSH_ALL ? 1 : (end - start) >> stride_shift;
+	uint64_t instructions = (strides + topo->invlpgb_count_max - 1) / topo->invlpgb_count_max;
+	cpu->counters.tlbi_broadcasts += instructions;
+	cpu->counters.tlb_flush_events++;
+	uint64_t issued = now + instructions * topo->costs.broadcast_issue;
+	fabric_broadcast(k->machine->fabric, issued, engine_now(k->engine) + k->machine->lookahead,
+			 tlbsync_done, f);
+}
+
 /* has_large_page() (3.6-3.13): is any 2 MiB page of [start, end) mapped huge? */
 static bool has_large_page(const struct kernel *k, const struct vma *vma, uint64_t start,
 			   uint64_t end, uint64_t *cycles)
@@ -210,6 +298,14 @@ static void x86_flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm 
 		info->trim_cpumask = true;
 		mm->next_trim_cpumask = t + trim_ns;
 	}
+	if (invlpgb_enabled(k) && mm->global_asid) {
+		struct kcont cont = info->done;
+		uint64_t s = info->start, e = info->end, gen = info->new_tlb_gen;
+		unsigned shift = info->stride_shift;
+		kernel_release(k, info);
+		broadcast_tlb_flush(k, cpu, mm, s, e, shift, gen, t, &cont);
+		return;
+	}
 	uint64_t local = 0;
 	if (loaded)
 		local = lazy->flush_tlb_func(k, cpu, info, true, t);
@@ -227,6 +323,7 @@ static void x86_flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm 
 		local = 0;
 	}
 	native_flush_tlb_others(k, cpu, info, mm, t, local);
+	consider_global_asid(k, mm);
 }
 
 /* arch_tlbbatch_should_defer(): only worth it if another CPU may cache the mm. */
@@ -261,6 +358,12 @@ static void x86_batch_flush(struct kernel *k, struct cpu *cpu, struct tlbflush_u
 			    uint64_t now, const struct kcont *done)
 {
 	const struct lazy_tlb_ops *lazy = k->policy->lazy;
+	if (invlpgb_enabled(k)) {
+		/* invlpgb_flush_all_nonglobals() + TLBSYNC, for the whole system. */
+		broadcast_tlb_flush(k, cpu, NULL, 0, FLUSH_ALL, PAGE_SHIFT_4K,
+				    TLB_GENERATION_INVALID, now, done);
+		return;
+	}
 	struct flush_tlb_info *info = kernel_alloc(k, sizeof(*info));
 	*info = (struct flush_tlb_info){.mm = NULL, .start = 0, .end = FLUSH_ALL,
 					.stride_shift = PAGE_SHIFT_4K, .initiator = cpu->id,

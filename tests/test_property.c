@@ -205,7 +205,7 @@ static void append_costs(struct gen *g, GString *s)
 		s,
 		"  \"line_transfer\": {\"self\": %u, \"smt\": %u, \"socket\": %u, \"remote\": %u},\n"
 		"  \"context_switch\": %u, \"syscall\": %u, \"page_fault\": %u, \"vma_op\": %u,"
-		" \"pte_op\": %u, \"broadcast_issue\": 0, \"broadcast_sync\": 0, \"sbi_call\": 0}}\n",
+		" \"pte_op\": %u, \"broadcast_issue\": 30, \"broadcast_sync\": 400, \"sbi_call\": 0}}\n",
 		line_self, line_smt, line_socket, line_socket + pick(g, 0, 300), pick(g, 500, 3000),
 		pick(g, 50, 300), pick(g, 300, 3000), pick(g, 300, 5000), pick(g, 1, 20));
 }
@@ -232,9 +232,11 @@ static char *gen_topology(struct gen *g, struct gen_case *c)
 		sockets, cores, threads, clocks[rng_below(&g->rng, G_N_ELEMENTS(clocks))],
 		chance(g, 50) ? 0u : 4096u, c->smt_thread ? "thread" : "core", pick(g, 8, 64),
 		pick(g, 8, 64), (int)pick(g, 0, 7) - 1);
-	g_string_append(s, " \"flush_hw\": {\"arch\": \"x86\", \"remote\": \"ipi\","
-			   " \"invlpgb_count_max\": 0, \"full_flush_only\": false,"
-			   " \"pwc_entries\": 4},\n");
+	g_string_append_printf(s,
+			       " \"flush_hw\": {\"arch\": \"x86\", \"remote\": \"ipi\","
+			       " \"invlpgb_count_max\": %u, \"full_flush_only\": false,"
+			       " \"pwc_entries\": %u},\n",
+			       chance(g, 30) ? pick(g, 1, 8) : 0u, pick(g, 0, 8));
 	g_string_append_printf(
 		s,
 		" \"tlbs\": [\n"
@@ -260,7 +262,10 @@ static char *gen_topology(struct gen *g, struct gen_case *c)
  */
 static char *gen_policy(struct gen *g, struct gen_case *c, bool short_slices)
 {
-	static const char *const presets[] = {"linux-4.5", "linux-3.11", "linux-4.5-smt-dedup"};
+	static const char *const presets[] = {
+		"linux-4.5",  "linux-3.11", "linux-4.5-smt-dedup", "linux-3.6", "linux-4.19",
+		"linux-4.20", "linux-6.8",  "linux-6.14",	   "linux-6.15",
+	};
 	c->policy_name = presets[rng_below(&g->rng, G_N_ELEMENTS(presets))];
 	char *path = g_strdup_printf(TLBSIM_SOURCE_DIR "/policies/%s.json", c->policy_name);
 	GError *error = NULL;
@@ -268,7 +273,7 @@ static char *gen_policy(struct gen *g, struct gen_case *c, bool short_slices)
 	cr_assert_not_null(json, "%s", error ? error->message : "");
 	char *sets[3] = {NULL, NULL, NULL};
 	if (chance(g, 40)) {
-		bool shift = strcmp(c->policy_name, "linux-3.11") == 0;
+		bool shift = g_str_has_prefix(c->policy_name, "linux-3.");
 		sets[0] = shift ? g_strdup_printf("tlb_flushall_shift=%d", (int)pick(g, 0, 7) - 1)
 				: g_strdup_printf("single_page_flush_ceiling=%u", pick(g, 0, 64));
 	}
@@ -470,20 +475,21 @@ static void gen_access(struct gen *g, GPtrArray *ops, unsigned depth, int spin_o
 	g_ptr_array_add(ops, g_string_free(s, FALSE));
 }
 
-/* A madvise(DONTNEED) of a chunk or of pages of it. */
+/* A madvise(DONTNEED) or (reclaim) madvise(PAGEOUT) of a chunk or of pages of it. */
 static void gen_madvise(struct gen *g, GPtrArray *ops)
 {
 	unsigned r = pick_region(g);
 	const struct gen_region *reg = &g->regions[r];
 	unsigned chunk = pick(g, 0, reg->chunks - 1);
+	const char *advice = chance(g, 30) ? "pageout" : "dontneed";
 	if (chance(g, 40)) {
 		emit(ops, "{\"op\": \"madvise\", \"region\": \"r%u\", \"chunk\": %u,"
-			  " \"advice\": \"dontneed\"}", r, chunk);
+			  " \"advice\": \"%s\"}", r, chunk, advice);
 		return;
 	}
 	unsigned first = pick(g, 0, reg->chunk_pages - 1);
-	emit(ops, "{\"op\": \"madvise\", \"region\": \"r%u\", \"chunk\": %u, \"advice\": \"dontneed\","
-		  " \"first\": %u, \"pages\": %u}", r, chunk, first,
+	emit(ops, "{\"op\": \"madvise\", \"region\": \"r%u\", \"chunk\": %u, \"advice\": \"%s\","
+		  " \"first\": %u, \"pages\": %u}", r, chunk, advice, first,
 	     pick(g, 1, reg->chunk_pages - first));
 }
 

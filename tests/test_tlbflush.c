@@ -351,3 +351,43 @@ Test(tlbflush, hugetlb_flushes_all_until_strides)
 	support_run_free(&r);
 	g_free(w);
 }
+
+/*
+ * INVLPGB (6.15): cpu 0 zaps 8 pages twice while cpus 1-3 read them.  The
+ * first flush goes by IPIs (3 targets); afterwards the mm is active on 4 CPUs
+ * (> 3), gets a global ASID, and the second flush is one INVLPGB (8 pages per
+ * instruction) + TLBSYNC, with no IPI and no vmstat REMOTE count.
+ */
+static const char invlpgb_case[] =
+	"{\"name\": \"invlpgb\","
+	" \"regions\": [{\"name\": \"victim\", \"size\": 32768, \"populate\": \"all\"}],"
+	" \"tasks\": ["
+	"  {\"name\": \"initiator\", \"cpu\": 0, \"program\": ["
+	"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+	"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\", \"pages\": 8,"
+	"     \"rounds\": 1, \"cycles\": 10},"
+	"    {\"op\": \"compute\", \"cycles\": 100000},"
+	"    {\"op\": \"madvise\", \"region\": \"victim\", \"advice\": \"dontneed\"},"
+	"    {\"op\": \"compute\", \"cycles\": 100000},"
+	"    {\"op\": \"madvise\", \"region\": \"victim\", \"advice\": \"dontneed\"},"
+	"    {\"op\": \"compute\", \"cycles\": 100000},"
+	"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
+	"  {\"name\": \"reader\", \"count\": 3, \"cpu\": \"$thread + 1\", \"program\": ["
+	"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+	"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\", \"pages\": 8,"
+	"     \"while_flag\": \"run\", \"cycles\": 10}]}]}";
+
+Test(tlbflush, invlpgb_replaces_ipis_once_the_mm_is_global)
+{
+	struct support_run r = support_run("tiny-smt-invlpgb.json", "linux-6.15", NULL, invlpgb_case);
+	cr_assert_eq(r.result->total.nr_tlb_remote_flush, 1);
+	cr_assert_eq(r.result->total.ipis_sent, 3);
+	cr_assert_eq(CPU(r, 0, tlbi_broadcasts), 1);
+	cr_assert_eq(r.result->total.stale_hits, 0);
+	support_run_free(&r);
+	r = support_run("tiny-smt-invlpgb.json", "linux-6.14", NULL, invlpgb_case);
+	cr_assert_eq(r.result->total.nr_tlb_remote_flush, 2);
+	cr_assert_eq(r.result->total.ipis_sent, 6);
+	cr_assert_eq(r.result->total.tlbi_broadcasts, 0);
+	support_run_free(&r);
+}

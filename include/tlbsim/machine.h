@@ -144,6 +144,10 @@ void machine_flush_all(struct machine *machine, struct cpu *cpu);
  */
 #define MACHINE_ALL_VADDR UINT64_MAX
 void machine_broadcast_invalidate(struct machine *machine, uint16_t asid, uint64_t vaddr);
+/* The part of a broadcast that reaches @cpu's own structures (per-CPU ASIDs,
+ * as x86 PCIDs are); counted like machine_broadcast_invalidate(). */
+void machine_broadcast_invalidate_cpu(struct machine *machine, struct cpu *cpu, uint16_t asid,
+				      uint64_t vaddr);
 
 /*
  * The checker for freed page tables: every CPU that still has @mm loaded and

@@ -57,6 +57,7 @@ struct mm {
 	uint64_t tlb_gen;      /* x86 mm->context.tlb_gen: bumped by every flush request */
 	uint16_t asid;         /* arm64/riscv: the mm's ASID on every CPU (0: none) */
 	uint64_t next_trim_cpumask; /* 6.14+: cycle time of the next cpumask trim */
+	bool global_asid;      /* 6.15+ x86: flushed by INVLPGB on every CPU */
 	uint64_t epoch;        /* bumped with any VMA's epoch */
 };
 
