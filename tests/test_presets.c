@@ -16,9 +16,9 @@ static const struct {
 	const char *workload;
 	const char *sets[4];
 } shrink[] = {
-	{"munmap16", {"workload.file_size=8M", NULL}},
-	{"munmap", {"workload.file_size=8M", NULL}},
-	{"mprotect-thp", {"workload.file_size=32M", "workload.threads=4", NULL}},
+	{"munmap16", {"workload.file_size=8M", "workload.tail_ms=1", NULL}},
+	{"munmap", {"workload.file_size=8M", "workload.tail_ms=1", NULL}},
+	{"mprotect-thp", {"workload.file_size=32M", "workload.threads=4", "workload.tail_ms=1"}},
 	{"madv-pageout", {"workload.iterations=10", NULL}},
 	{"netperf-lazy", {"workload.requests=24", NULL}},
 	{"tlb_flush1", {"workload.iterations=40", "workload.warmup=4", "workload.threads=4", NULL}},
