@@ -138,14 +138,19 @@ static uint64_t do_flush(struct kernel *k, struct cpu *cpu, const struct flush_t
 			 bool full, bool local)
 {
 	cpu->counters.tlb_flush_events++; /* TLB_(LOCAL_MM|REMOTE)_SHOOTDOWN */
+	uint64_t cycles;
 	if (full) {
 		if (local)
 			cpu->counters.nr_tlb_local_flush_all++;
-		return tlbflush_local_all(k, cpu);
+		cycles = tlbflush_local_all(k, cpu);
+	} else {
+		if (local)
+			cpu->counters.nr_tlb_local_flush_one += (f->end - f->start) >> f->stride_shift;
+		cycles = tlbflush_local_range(k, cpu, f->start, f->end, f->stride_shift);
 	}
 	if (local)
-		cpu->counters.nr_tlb_local_flush_one += (f->end - f->start) >> f->stride_shift;
-	return tlbflush_local_range(k, cpu, f->start, f->end, f->stride_shift);
+		cpu->counters.local_flush_cycles += cycles;
+	return cycles;
 }
 
 /* 4.5 flush_tlb_func() / the local half of flush_tlb_mm_range(). */

@@ -190,6 +190,10 @@ static void col_irq_ns(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, cycles_to_ps(c->r->total.irq_cycles, c->f->mhz));
 }
+static void col_local_flush_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.local_flush_cycles, c->f->mhz));
+}
 static void col_switch_mm_ns(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, cycles_to_ps(c->r->total.switch_mm_cycles, c->f->mhz));
@@ -237,6 +241,7 @@ static const struct {
 	{"nr_tlb_remote_flush_received", col_nr_tlb_remote_flush_received},
 	{"nr_tlb_local_flush_all", col_nr_tlb_local_flush_all},
 	{"nr_tlb_local_flush_one", col_nr_tlb_local_flush_one},
+	{"local_flush_ns", col_local_flush_ns},
 	{"invlpg", col_invlpg},
 	{"tlb_flush_all", col_tlb_flush_all},
 	{"tlb_entries_invalidated", col_tlb_entries_invalidated},

@@ -299,6 +299,7 @@ static const char *const milli_columns[] = {
     "accesses_per_thread_ms",
     "irq_ns",
     "switch_mm_ns",
+    "local_flush_ns",
     NULL,
 };
 static const char *const text_columns[] = {"topology", "workload", "policy", "op", NULL};

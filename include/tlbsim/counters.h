@@ -25,6 +25,7 @@
 	X(nr_tlb_remote_flush_received)  /* vmstat: flush_tlb_func runs on a target */             \
 	X(nr_tlb_local_flush_all)        /* vmstat: initiator's own full flushes */                \
 	X(nr_tlb_local_flush_one)        /* vmstat: initiator's own single-page flushes */         \
+	X(local_flush_cycles)            /* initiator's own flush in flush_tlb_mm_range (x86) */   \
 	X(invlpg)                        /* single-page invalidations executed, any CPU, any path */\
 	X(tlb_flush_all)                 /* full flushes executed (CR3 writes with flush), any path */\
 	X(tlb_entries_invalidated)       /* valid TLB entries removed by invalidations */          \
