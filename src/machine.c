@@ -334,6 +334,30 @@ void machine_broadcast_invalidate(struct machine *machine, uint16_t asid, uint64
 		machine_broadcast_invalidate_cpu(machine, &machine->cpus[c], asid, vaddr);
 }
 
+unsigned machine_count_stale_entries(struct machine *machine, const struct vma *vma,
+				     uint64_t vaddr, uint32_t committed,
+				     int (*asid_of)(const void *ctx, const struct cpu *cpu),
+				     const void *ctx)
+{
+	unsigned total = 0;
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		struct cpu *cpu = &machine->cpus[c];
+		int asid = asid_of(ctx, cpu);
+		if (asid < 0)
+			continue;
+		for (unsigned p = 0; p < machine->nr_probe[vma->page_size]; p++) {
+			uint32_t gen;
+			const struct tlb *tlb = cpu->tlbs[machine->probe[vma->page_size][p]];
+			if (tlb_peek(tlb, vaddr, vma->page_size, (uint16_t)asid, cpu->tlb_owner, &gen) &&
+			    gen < committed) {
+				cpu->counters.stale_entries++;
+				total++;
+			}
+		}
+	}
+	return total;
+}
+
 unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm, uint64_t span,
 				   uint64_t now)
 {

@@ -179,6 +179,11 @@ static void print_stale(const struct sim_result *r, const struct topology *topo)
 			   " stale TLB hits: a CPU used a translation after the change that "
 			   "invalidated it had returned\n",
 			   r->total.stale_hits);
+	if (r->total.stale_entries)
+		g_printerr("tlbsim: %" G_GUINT64_FORMAT
+			   " TLB entries were older than a PTE change when its syscall returned "
+			   "(stale translations a CPU could still use; stale_entries)\n",
+			   r->total.stale_entries);
 	if (r->total.stale_pwc)
 		g_printerr("tlbsim: %" G_GUINT64_FORMAT
 			   " stale paging-structure cache entries: a CPU with the mm loaded still "

@@ -237,6 +237,7 @@ static const struct {
 	{"page_faults", col_page_faults},
 	{"stale_hits", col_stale_hits},
 	{"stale_pwc", col_stale_pwc},
+	{"stale_entries", col_stale_entries},
 	{"nr_tlb_remote_flush", col_nr_tlb_remote_flush},
 	{"nr_tlb_remote_flush_received", col_nr_tlb_remote_flush_received},
 	{"nr_tlb_local_flush_all", col_nr_tlb_local_flush_all},

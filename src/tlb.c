@@ -195,6 +195,19 @@ const struct tlb_entry *tlb_lookup(struct tlb *tlb, uint64_t vaddr, uint16_t asi
 	return NULL;
 }
 
+bool tlb_peek(const struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid,
+	      int owner, uint32_t *gen)
+{
+	if (!(tlb->geo.page_sizes & (1u << ps)))
+		return false;
+	uint64_t vpn = vaddr >> page_size_shift(ps);
+	size_t i = probe(tlb, set_base(tlb, vpn), make_tag(vpn, ps), asid, owner);
+	if (i == SIZE_MAX)
+		return false;
+	*gen = tlb->gen[i];
+	return true;
+}
+
 /* The way to fill: the existing entry for (tag, id) if any, else the LRU way. */
 static size_t fill_slot(const struct tlb *tlb, size_t base, uint64_t tag, uint32_t id, bool *same)
 {

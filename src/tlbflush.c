@@ -38,6 +38,19 @@ uint16_t tlbflush_mm_asid(const struct kernel *k, const struct mm *mm)
 	return (uint16_t)(1 + mm->id % (asids - 1));
 }
 
+int tlbflush_cpu_asid_of(const struct kernel *k, const struct cpu *cpu, const struct mm *mm)
+{
+	bool asids = k->machine->topology->hw_asids > 0;
+	if (k->policy->arch->arch != ARCH_X86)
+		return asids || cpu->loaded_mm == mm ? tlbflush_mm_asid(k, mm) : -1;
+	if (!(k->policy->pcid && asids))
+		return cpu->loaded_mm == mm ? 0 : -1;
+	for (unsigned i = 0; i < TLB_NR_DYN_ASIDS; i++)
+		if (cpu->ctxs[i].mm == mm)
+			return (int)i + 1;
+	return -1;
+}
+
 void tlbflush_init(struct kernel *k)
 {
 	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {

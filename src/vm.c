@@ -72,7 +72,14 @@ struct vm_call {
 	struct kcont done;
 };
 
-/* The call returns to user space: its PTE changes become globally visible. */
+static int vm_asid_of(const void *ctx, const struct cpu *cpu)
+{
+	const struct vm_call *call = ctx;
+	return tlbflush_cpu_asid_of(call->k, cpu, call->mm);
+}
+
+/* The call returns to user space: its PTE changes become globally visible;
+ * any entry still older than them could be hit stale (counted). */
 static void vm_return_event(void *target, uint64_t time)
 {
 	struct vm_call *call = target;
@@ -80,8 +87,13 @@ static void vm_return_event(void *target, uint64_t time)
 	struct kcont done = call->done;
 	uint64_t size = page_size_bytes(call->vma->page_size);
 	for (uint64_t addr = call->start; call->gen_hi >= call->gen_lo && addr < call->end;
-	     addr += size)
-		mm_commit_change(vma_pte(call->vma, addr), call->gen_lo, call->gen_hi);
+	     addr += size) {
+		struct pte *pte = vma_pte(call->vma, addr);
+		mm_commit_change(pte, call->gen_lo, call->gen_hi);
+		if (pte->committed >= call->gen_lo) /* this call's change is now visible */
+			machine_count_stale_entries(k->machine, call->vma, addr, pte->committed,
+						    vm_asid_of, call);
+	}
 	call->mm->total_vm -= call->unmapped_pages;
 	/* free_pgtables() ran after the flush: no CPU may still walk into them. */
 	for (uint64_t span = call->freed_start >> 21; call->freed_tables &&

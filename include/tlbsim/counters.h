@@ -21,6 +21,7 @@
 	X(page_faults)                   /* not-present PTE on access */                           \
 	X(stale_hits)                    /* hits on an entry older than a completed PTE change */  \
 	X(stale_pwc)                     /* cached PDEs left pointing at a freed PTE page */        \
+	X(stale_entries)                 /* entries older than a PTE change when it returned */   \
 	X(nr_tlb_remote_flush)           /* vmstat: shootdown requests sent (one per call) */      \
 	X(nr_tlb_remote_flush_received)  /* vmstat: flush_tlb_func runs on a target */             \
 	X(nr_tlb_local_flush_all)        /* vmstat: initiator's own full flushes */                \

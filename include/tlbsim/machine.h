@@ -150,6 +150,17 @@ void machine_broadcast_invalidate_cpu(struct machine *machine, struct cpu *cpu, 
 				      uint64_t vaddr);
 
 /*
+ * Latent stale translations: entries for page @vaddr of @vma, on any CPU,
+ * filled before the PTE change committed at @committed.  @asid_of(ctx, cpu)
+ * gives the tag the mm's entries carry on that CPU, or -1 if it can hold
+ * none.  Counted per CPU in stale_entries; returns the total.
+ */
+unsigned machine_count_stale_entries(struct machine *machine, const struct vma *vma,
+				     uint64_t vaddr, uint32_t committed,
+				     int (*asid_of)(const void *ctx, const struct cpu *cpu),
+				     const void *ctx);
+
+/*
  * The checker for freed page tables: every CPU that still has @mm loaded and
  * a paging-structure cache entry for 2 MiB span @span could walk through the
  * freed page.  Counts (and reports) each as a stale hit; returns how many.

@@ -88,6 +88,13 @@ unsigned tlb_flush_asid(struct tlb *tlb, uint16_t asid, int owner);
 /* Drop everything (all ASIDs). */
 unsigned tlb_flush_all(struct tlb *tlb, int owner);
 
+/*
+ * Look without touching: the generation of the entry for (@vaddr, @ps, @asid,
+ * @owner) in *@gen and true, or false.  No LRU update, no statistics.
+ */
+bool tlb_peek(const struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid,
+	      int owner, uint32_t *gen);
+
 /* Valid entries right now. */
 unsigned tlb_occupancy(const struct tlb *tlb);
 const struct tlb_stats *tlb_stats(const struct tlb *tlb);

@@ -64,6 +64,9 @@ uint64_t tlbflush_cpumask_atomic(struct kernel *k, struct cpu *cpu, struct mm *m
 /* Every CPU of mm_cpumask but @self, through the policy's target selection. */
 unsigned tlbflush_select_targets(const struct kernel *k, const struct cpu *self,
 				 const struct mm *mm, unsigned *targets);
+/* The tag @mm's entries carry in @cpu's TLBs, or -1 if it can hold none
+ * (x86: the PCID slot holding it, or 0 while loaded without PCIDs). */
+int tlbflush_cpu_asid_of(const struct kernel *k, const struct cpu *cpu, const struct mm *mm);
 /* The mm's ASID on architectures with one ASID per mm (arm64, riscv). */
 uint16_t tlbflush_mm_asid(const struct kernel *k, const struct mm *mm);
 
