@@ -199,7 +199,9 @@ static void machine_pwc_fill(struct cpu *cpu, const struct vma *vma, uint16_t as
 		return; /* a huge mapping has no PTE page to cache */
 	uint64_t span = vaddr >> 21;
 	unsigned ways = MIN(PWC_WAYS, cpu->nr_pwc), sets = cpu->nr_pwc / ways;
-	struct pwc_entry *set = &cpu->pwc[(span % sets) * ways];
+	/* The usual sizes give a power-of-two set count: no division then. */
+	uint64_t index = (sets & (sets - 1)) == 0 ? span & (sets - 1) : span % sets;
+	struct pwc_entry *set = &cpu->pwc[index * ways];
 	struct pwc_entry *victim = &set[0];
 	for (unsigned i = 0; i < ways; i++) {
 		struct pwc_entry *e = &set[i];
