@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/file.h>
 #include <unistd.h>
 #include "tlbsim/error.h"
@@ -26,13 +27,18 @@ enum exit_code {
 	EXIT_INTERRUPTED = 130, /* 128 + SIGINT, as shells report it */
 };
 
-/* Set by SIGINT/SIGTERM; the run stops at its next slice, writing nothing. */
-static volatile sig_atomic_t interrupted;
+/*
+ * Set by SIGINT/SIGTERM; the run stops at its next slice, writing nothing.
+ * The one global: a signal handler can reach nothing else.  A lock-free
+ * atomic so that a sweep's worker threads may read it too.
+ */
+static atomic_int interrupted;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the signal flag must be lock-free");
 
 static void on_signal(int signo)
 {
 	(void)signo;
-	interrupted = 1;
+	atomic_store(&interrupted, 1);
 }
 
 static void catch_signals(void)
@@ -328,8 +334,8 @@ int main(int argc, char **argv)
 		{"version", 'V', 0, G_OPTION_ARG_NONE, &o.version, "Print the version", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
-	o.max_events = 2000000000;
-	o.max_sim_ns = INT64_C(3600) * 1000000000;
+	o.max_events = (gint64)SIM_DEFAULT_MAX_EVENTS;
+	o.max_sim_ns = (gint64)SIM_DEFAULT_MAX_SIM_NS;
 	GOptionContext *context = g_option_context_new("- simulate TLB shootdowns");
 	g_option_context_set_summary(
 		context, "Example: tlbsim --topology haswell-i7 --workload munmap16 --policy linux-4.5");
