@@ -5,6 +5,7 @@
  * machines and compilers.
  */
 #include <string.h>
+#include "tlbsim/error.h"
 #include "tlbsim/report.h"
 
 __extension__ typedef unsigned __int128 u128;
@@ -251,8 +252,34 @@ const char *const *report_columns(void)
 	return column_names;
 }
 
-void report_csv_header(GString *out)
+bool report_check_label(const char *name, GError **error)
 {
+	const char *why = NULL;
+	if (!*name)
+		why = "is empty";
+	for (const char *p = name; *p && !why; p++)
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
+			why = "holds a control character";
+	if (!why && g_strv_contains(column_names, name))
+		why = "is already a column of the run";
+	if (why)
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID, "column name \"%s\" %s", name,
+			    why);
+	return !why;
+}
+
+/* Leading columns, each followed by its comma. */
+static void put_labels(GString *out, const char *const *labels)
+{
+	for (const char *const *l = labels; l && *l; l++) {
+		put_text(out, *l);
+		g_string_append_c(out, ',');
+	}
+}
+
+void report_csv_header(GString *out, const char *const *label_names)
+{
+	put_labels(out, label_names);
 	for (size_t i = 0; i < G_N_ELEMENTS(column_fns); i++) {
 		if (i)
 			g_string_append_c(out, ',');
@@ -266,6 +293,7 @@ void report_csv_row(GString *out, const struct report_meta *meta, const struct s
 	struct figures f;
 	compute_figures(meta, r, &f);
 	struct column_ctx c = {.meta = meta, .r = r, .f = &f};
+	put_labels(out, meta->label_values);
 	for (size_t i = 0; i < G_N_ELEMENTS(column_fns); i++) {
 		if (i)
 			g_string_append_c(out, ',');

@@ -228,7 +228,7 @@ Test(report_csv, header_is_the_column_table)
 	GString *out = g_string_new(NULL);
 	char *joined = g_strjoinv(",", (char **)report_columns());
 
-	report_csv_header(out);
+	report_csv_header(out, NULL);
 	char *want = g_strconcat(joined, "\n", NULL);
 	cr_expect_str_eq(out->str, want);
 	g_free(want);
