@@ -10,9 +10,9 @@
  *   sets a global error pointer, so parsing stays on one thread), then
  *   coordinates: it waits for completions, forwards @interrupt to the runs
  *   and draws the progress bar.  A worker owns its job from the pool's pop
- *   to its completion count; the counter's mutex publishes the job's results
- *   to the coordinator.  The only state the workers share is the stop flag
- *   (an atomic) and the completion count (under the mutex).
+ *   to its increment of the completion count, which publishes the job's
+ *   results to the coordinator.  The only state the workers share is the
+ *   stop flag and the completion count, both atomics.
  * - Stopping: every run polls one stop flag between slices of events (sim.c).
  *   A failed run or the coordinator seeing @interrupt sets it; runs not yet
  *   started then return at once.  Runs that were stopped report
@@ -385,9 +385,10 @@ char **sweep_command(const struct sweep_grid *grid, const struct sweep_config *c
 		 * job's, another host's with the same file system). */
 		char *path = inputs_resolve(k, point.names[k], error);
 		ok = path != NULL;
-		if (ok)
-			add_pair(argv, g_strconcat("--", kind_names[k], NULL),
-				 g_canonicalize_filename(path, NULL));
+		if (ok) {
+			g_ptr_array_add(argv, g_strconcat("--", kind_names[k], NULL));
+			g_ptr_array_add(argv, g_canonicalize_filename(path, NULL));
+		}
 		g_free(path);
 	}
 	if (!ok) {
@@ -432,8 +433,8 @@ char **sweep_command(const struct sweep_grid *grid, const struct sweep_config *c
 struct sweep_job {
 	struct sweep_point point;
 	struct inputs inputs; /* loaded by the coordinator, freed by the worker */
-	/* Set by the worker; read by the coordinator after the completion count
-	 * (under the mutex) says the job is done. */
+	/* Set by the worker; read by the coordinator once the completion count
+	 * says every job is done. */
 	GString *row;
 	GError *error;
 	bool stale;
@@ -444,9 +445,19 @@ struct sweep_state {
 	struct sweep_job *jobs;
 	size_t n;
 	atomic_int stop; /* every run's cancel flag */
-	GMutex lock;
+	/*
+	 * The hand-offs, in C11 terms: every job is loaded before @loaded is
+	 * released, and a worker acquires it before touching its job; a worker
+	 * releases its results with its increment of @done, and the coordinator
+	 * acquires them with the load that sees the count reach n.  The pool's
+	 * queue and the mutex below order the same things, but with futexes
+	 * that ThreadSanitizer cannot see; these atomics let a TSan build check
+	 * that runs share nothing else.
+	 */
+	atomic_int loaded;
+	atomic_size_t done;
+	GMutex lock; /* with @completed: only to sleep until a job completes */
 	GCond completed;
-	size_t done; /* under lock */
 };
 
 static void sweep_simulate(struct sweep_state *s, struct sweep_job *job)
@@ -491,6 +502,7 @@ static void sweep_worker(gpointer data, gpointer user_data)
 {
 	struct sweep_job *job = data;
 	struct sweep_state *s = user_data;
+	g_assert(atomic_load_explicit(&s->loaded, memory_order_acquire));
 	if (!atomic_load_explicit(&s->stop, memory_order_relaxed))
 		sweep_simulate(s, job);
 	inputs_clear(&job->inputs);
@@ -499,7 +511,7 @@ static void sweep_worker(gpointer data, gpointer user_data)
 	if (failed)
 		atomic_store(&s->stop, 1);
 	g_mutex_lock(&s->lock);
-	s->done++;
+	atomic_fetch_add_explicit(&s->done, 1, memory_order_release);
 	g_cond_signal(&s->completed);
 	g_mutex_unlock(&s->lock);
 }
@@ -546,13 +558,15 @@ static bool sweep_execute(struct sweep_state *s, unsigned jobs, const atomic_int
 	GThreadPool *pool = g_thread_pool_new(sweep_worker, s, (gint)jobs, TRUE, error);
 	if (!pool)
 		return false;
+	atomic_store_explicit(&s->loaded, 1, memory_order_release);
 	for (size_t i = 0; i < s->n; i++)
 		g_thread_pool_push(pool, &s->jobs[i], NULL);
 	gint64 start = g_get_monotonic_time();
 	g_mutex_lock(&s->lock);
-	while (s->done < s->n) {
+	size_t done;
+	while ((done = atomic_load_explicit(&s->done, memory_order_acquire)) < s->n) {
 		if (progress)
-			draw_progress(progress, s->done, s->n, start);
+			draw_progress(progress, done, s->n, start);
 		/* Wake up now and then to forward @interrupt (set by a signal
 		 * handler, which cannot signal the condition) and tick the bar. */
 		g_cond_wait_until(&s->completed, &s->lock,
@@ -602,6 +616,8 @@ bool sweep_run(const struct sweep_grid *grid, const struct sweep_config *config,
 	struct sweep_state s = {.config = config, .n = grid->size};
 	s.jobs = g_new0(struct sweep_job, s.n);
 	atomic_init(&s.stop, 0);
+	atomic_init(&s.loaded, 0);
+	atomic_init(&s.done, 0);
 	g_mutex_init(&s.lock);
 	g_cond_init(&s.completed);
 	if (jobs == 0)
