@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <signal.h>
@@ -52,7 +53,11 @@ static void catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* While the outputs are written, a signal waits: no half-renamed file. */
+/*
+ * While the outputs are written, a signal waits: no half-renamed file.  The
+ * calling thread's mask: a sweep's workers may still exist, and a signal
+ * they take only sets the flag, without interrupting this thread's writes.
+ */
 static void hold_signals(bool hold, sigset_t *saved)
 {
 	sigset_t set;
@@ -60,9 +65,9 @@ static void hold_signals(bool hold, sigset_t *saved)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	if (hold)
-		sigprocmask(SIG_BLOCK, &set, saved);
+		pthread_sigmask(SIG_BLOCK, &set, saved);
 	else
-		sigprocmask(SIG_SETMASK, saved, NULL);
+		pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
 struct options {

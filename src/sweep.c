@@ -516,19 +516,31 @@ static void sweep_worker(gpointer data, gpointer user_data)
 	g_mutex_unlock(&s->lock);
 }
 
-/* "[#######.............]  7/24 runs, 0:13" on one terminal line. */
-static void draw_progress(FILE *progress, size_t done, size_t n, gint64 start)
+/* What the progress bar shows, to redraw it only when that changes. */
+struct progress {
+	FILE *out; /* NULL: no bar */
+	gint64 start;
+	size_t shown_done;
+	gint64 shown_seconds; /* -1: nothing drawn yet */
+};
+
+/* "[#######.......................] 7/24 runs, 0:13" on one terminal line. */
+static void progress_draw(struct progress *p, size_t done, size_t n)
 {
 	enum { WIDTH = 30 };
+	gint64 seconds = (g_get_monotonic_time() - p->start) / G_USEC_PER_SEC;
+	if (!p->out || (done == p->shown_done && seconds == p->shown_seconds))
+		return;
+	p->shown_done = done;
+	p->shown_seconds = seconds;
 	unsigned filled = (unsigned)(done * WIDTH / n);
-	gint64 seconds = (g_get_monotonic_time() - start) / G_USEC_PER_SEC;
 	char bar[WIDTH + 1];
 	memset(bar, '#', filled);
 	memset(bar + filled, '.', WIDTH - filled);
 	bar[WIDTH] = '\0';
-	fprintf(progress, "\r[%s] %zu/%zu runs, %" G_GINT64_FORMAT ":%02d", bar, done, n,
+	fprintf(p->out, "\r[%s] %zu/%zu runs, %" G_GINT64_FORMAT ":%02d", bar, done, n,
 		seconds / 60, (int)(seconds % 60));
-	fflush(progress);
+	fflush(p->out);
 }
 
 /* Load every point's inputs in grid order, on this thread. */
@@ -561,12 +573,11 @@ static bool sweep_execute(struct sweep_state *s, unsigned jobs, const atomic_int
 	atomic_store_explicit(&s->loaded, 1, memory_order_release);
 	for (size_t i = 0; i < s->n; i++)
 		g_thread_pool_push(pool, &s->jobs[i], NULL);
-	gint64 start = g_get_monotonic_time();
+	struct progress bar = {.out = progress, .start = g_get_monotonic_time(), .shown_seconds = -1};
 	g_mutex_lock(&s->lock);
 	size_t done;
 	while ((done = atomic_load_explicit(&s->done, memory_order_acquire)) < s->n) {
-		if (progress)
-			draw_progress(progress, done, s->n, start);
+		progress_draw(&bar, done, s->n);
 		/* Wake up now and then to forward @interrupt (set by a signal
 		 * handler, which cannot signal the condition) and tick the bar. */
 		g_cond_wait_until(&s->completed, &s->lock,
@@ -576,7 +587,7 @@ static bool sweep_execute(struct sweep_state *s, unsigned jobs, const atomic_int
 	}
 	g_mutex_unlock(&s->lock);
 	if (progress) {
-		draw_progress(progress, s->n, s->n, start);
+		progress_draw(&bar, s->n, s->n);
 		fputc('\n', progress);
 	}
 	g_thread_pool_free(pool, FALSE, TRUE);
