@@ -11,10 +11,12 @@
 #include <locale.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "tlbsim/error.h"
 #include "tlbsim/inputs.h"
@@ -126,11 +128,54 @@ static int list_kind(enum inputs_kind kind, bool with_descriptions)
 	return EXIT_OK;
 }
 
-/* Write @data to @path through a temporary file and rename(2): all or nothing. */
+/*
+ * Write @data to a device or a FIFO in place (-o /dev/stdout, a pipe):
+ * renaming a temporary file over it would replace the node itself, and as
+ * root "-o /dev/null" would replace /dev/null with a regular file.
+ */
+static bool write_in_place(const char *path, const char *data, size_t len, GError **error)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool ok = fd >= 0;
+	while (ok && len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		ok = n > 0;
+		if (ok) {
+			data += n;
+			len -= (size_t)n;
+		}
+	}
+	if (!ok)
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", path,
+			    g_strerror(errno));
+	if (fd >= 0 && close(fd) != 0 && ok) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", path,
+			    g_strerror(errno));
+		ok = false;
+	}
+	return ok;
+}
+
+/*
+ * Write @data to @path through a temporary file and rename(2): all or nothing.
+ * The rename replaces whatever @path names, so a device or a FIFO is written
+ * in place, and a symbolic link to a file is followed and its target
+ * replaced (the link stays).
+ */
 static bool write_atomically(const char *path, const char *data, size_t len, GError **error)
 {
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return write_in_place(path, data, len, error);
+	char *target = NULL;
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		target = realpath(path, NULL); /* NULL if dangling: then replace the link */
 	GError *local = NULL;
-	if (!g_file_set_contents(path, data, (gssize)len, &local)) {
+	bool written = g_file_set_contents(target ? target : path, data, (gssize)len, &local);
+	free(target);
+	if (!written) {
 		/* GLib's message names its temporary file; the user knows @path. */
 		const char *why = "I/O error";
 		if (local->code == G_FILE_ERROR_NOENT || local->code == G_FILE_ERROR_NOTDIR)

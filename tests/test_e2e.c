@@ -13,9 +13,12 @@
  * - Counts asserted exactly (128 munmaps, 7 receivers per flush...) follow
  *   from the workload and topology files; each says where it comes from.
  */
+#define _POSIX_C_SOURCE 200809L /* symlink(), mkfifo() */
 #include <stdarg.h>
 #include <string.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
@@ -586,6 +589,54 @@ Test(e2e_output, failed_run_leaves_no_file)
 
 /* The run succeeds but its CSV cannot be written: exit 2, and the per-CPU file
  * (written first) is removed too, so no half of the run's output survives. */
+/* -o through a symbolic link replaces the file it points to, not the link. */
+Test(e2e_output, output_through_a_symlink_keeps_the_link)
+{
+	char *real = tmp_path("real.csv"), *link = tmp_path("link.csv");
+	cr_assert(g_file_set_contents(real, "old\n", -1, NULL));
+	cr_assert_eq(symlink("real.csv", link), 0);
+	struct run r;
+	run_tlbsim(&r, "-T", TINY, "-w", ACCESS_ONLY, "-q", "-o", "link.csv", NULL);
+	expect_status(&r, 0);
+	cr_expect(g_file_test(link, G_FILE_TEST_IS_SYMLINK), "the link was replaced");
+	char *text = read_tmp("real.csv");
+	char *header = expected_header();
+	cr_expect(g_str_has_prefix(text, header), "%s", text);
+	expect_tmp_listing("link.csv real.csv");
+	g_free(header);
+	g_free(text);
+	run_clear(&r);
+	g_free(link);
+	g_free(real);
+}
+
+/*
+ * -o naming a FIFO (or a device: /dev/null, /dev/stdout) writes into it: a
+ * rename over it would replace the node, and as root "-o /dev/null" would
+ * have replaced /dev/null with a regular file.
+ */
+Test(e2e_output, output_to_a_fifo_writes_into_it)
+{
+	char *fifo = tmp_path("fifo");
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	/* A reader first, so that the writer's open does not wait. */
+	int fd = open(fifo, O_RDONLY | O_NONBLOCK);
+	cr_assert_geq(fd, 0);
+	struct run r;
+	run_tlbsim(&r, "-T", TINY, "-w", ACCESS_ONLY, "-q", "-o", "fifo", NULL);
+	expect_status(&r, 0);
+	char buf[128] = {0};
+	cr_expect_gt(read(fd, buf, sizeof(buf) - 1), 0, "nothing came through the FIFO");
+	cr_expect(g_str_has_prefix(buf, "topology,workload,"), "%s", buf);
+	close(fd);
+	struct stat st;
+	cr_assert_eq(stat(fifo, &st), 0);
+	cr_expect(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+	expect_tmp_listing("fifo");
+	run_clear(&r);
+	g_free(fifo);
+}
+
 Test(e2e_output, unwritable_output_leaves_nothing)
 {
 	struct run r;
