@@ -5,6 +5,7 @@
  * machines and compilers.
  */
 #include <string.h>
+#include "tlbsim/error.h"
 #include "tlbsim/report.h"
 
 __extension__ typedef unsigned __int128 u128;
@@ -208,74 +209,106 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 		g_string_append_printf(out, "%.6f", c->meta->host_seconds);
 }
 
-static const struct {
-	const char *name;
-	column_fn fn;
-} columns[] = {
-	{"topology", col_topology},
-	{"workload", col_workload},
-	{"policy", col_policy},
-	{"seed", col_seed},
-	{"cpus", col_cpus},
-	{"threads", col_threads},
-	{"sim_ns", col_sim_ns},
-	{"phase_ns", col_phase_ns},
-	{"op", col_op},
-	{"op_count", col_op_count},
-	{"op_per_sec", col_op_per_sec},
-	{"op_ns_mean", col_op_ns_mean},
-	{"op_ns_p50", col_op_ns_p50},
-	{"op_ns_p99", col_op_ns_p99},
-	{"accesses", col_accesses},
-	{"access_ns", col_access_ns},
-	{"accesses_per_thread_ms", col_accesses_per_thread_ms},
-	{"tlb_lookups", col_tlb_lookups},
-	{"tlb_hits", col_tlb_hits},
-	{"tlb_misses", col_tlb_misses},
-	{"stlb_hits", col_stlb_hits},
-	{"page_walks", col_page_walks},
-	{"page_faults", col_page_faults},
-	{"stale_hits", col_stale_hits},
-	{"stale_pwc", col_stale_pwc},
-	{"stale_entries", col_stale_entries},
-	{"nr_tlb_remote_flush", col_nr_tlb_remote_flush},
-	{"nr_tlb_remote_flush_received", col_nr_tlb_remote_flush_received},
-	{"nr_tlb_local_flush_all", col_nr_tlb_local_flush_all},
-	{"nr_tlb_local_flush_one", col_nr_tlb_local_flush_one},
-	{"local_flush_ns", col_local_flush_ns},
-	{"invlpg", col_invlpg},
-	{"tlb_flush_all", col_tlb_flush_all},
-	{"tlb_entries_invalidated", col_tlb_entries_invalidated},
-	{"tlb_flush_events", col_tlb_flush_events},
-	{"ipis_sent", col_ipis_sent},
-	{"ipis_received", col_ipis_received},
-	{"irq_ns", col_irq_ns},
-	{"context_switches", col_context_switches},
-	{"switch_mm", col_switch_mm},
-	{"cpumask_atomics", col_cpumask_atomics},
-	{"switch_mm_ns", col_switch_mm_ns},
-	{"tlbi_broadcasts", col_tlbi_broadcasts},
-	{"sbi_rfences", col_sbi_rfences},
-	{"pages_reclaimed", col_pages_reclaimed},
-	{"syscalls", col_syscalls},
-	{"events", col_events},
-	{"host_seconds", col_host_seconds},
-};
+/*
+ * The run columns, in CSV order: the one place a column is added.  Each NAME
+ * has a col_NAME() above; the names and the writers are both expanded from
+ * this list at compile time, so nothing is filled in at run time (several
+ * sweep runs may write rows at once).
+ */
+#define REPORT_COLUMNS(X) \
+	X(topology) \
+	X(workload) \
+	X(policy) \
+	X(seed) \
+	X(cpus) \
+	X(threads) \
+	X(sim_ns) \
+	X(phase_ns) \
+	X(op) \
+	X(op_count) \
+	X(op_per_sec) \
+	X(op_ns_mean) \
+	X(op_ns_p50) \
+	X(op_ns_p99) \
+	X(accesses) \
+	X(access_ns) \
+	X(accesses_per_thread_ms) \
+	X(tlb_lookups) \
+	X(tlb_hits) \
+	X(tlb_misses) \
+	X(stlb_hits) \
+	X(page_walks) \
+	X(page_faults) \
+	X(stale_hits) \
+	X(stale_pwc) \
+	X(stale_entries) \
+	X(nr_tlb_remote_flush) \
+	X(nr_tlb_remote_flush_received) \
+	X(nr_tlb_local_flush_all) \
+	X(nr_tlb_local_flush_one) \
+	X(local_flush_ns) \
+	X(invlpg) \
+	X(tlb_flush_all) \
+	X(tlb_entries_invalidated) \
+	X(tlb_flush_events) \
+	X(ipis_sent) \
+	X(ipis_received) \
+	X(irq_ns) \
+	X(context_switches) \
+	X(switch_mm) \
+	X(cpumask_atomics) \
+	X(switch_mm_ns) \
+	X(tlbi_broadcasts) \
+	X(sbi_rfences) \
+	X(pages_reclaimed) \
+	X(syscalls) \
+	X(events) \
+	X(host_seconds)
+
+#define COLUMN_FN(name) col_##name,
+static const column_fn column_fns[] = {REPORT_COLUMNS(COLUMN_FN)};
+#undef COLUMN_FN
+#define COLUMN_NAME(name) #name,
+static const char *const column_names[] = {REPORT_COLUMNS(COLUMN_NAME) NULL};
+#undef COLUMN_NAME
 
 const char *const *report_columns(void)
 {
-	static const char *names[G_N_ELEMENTS(columns) + 1];
-	for (size_t i = 0; i < G_N_ELEMENTS(columns); i++)
-		names[i] = columns[i].name;
-	return names;
+	return column_names;
 }
 
-void report_csv_header(GString *out)
+bool report_check_label(const char *name, GError **error)
 {
-	for (size_t i = 0; i < G_N_ELEMENTS(columns); i++) {
+	const char *why = NULL;
+	if (!*name)
+		why = "is empty";
+	for (const char *p = name; *p && !why; p++)
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
+			why = "holds a control character";
+	if (!why && g_strv_contains(column_names, name))
+		why = "is already a column of the run";
+	if (why)
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID, "column name \"%s\" %s", name,
+			    why);
+	return !why;
+}
+
+/* Leading columns, each followed by its comma. */
+static void put_labels(GString *out, const char *const *labels)
+{
+	for (const char *const *l = labels; l && *l; l++) {
+		put_text(out, *l);
+		g_string_append_c(out, ',');
+	}
+}
+
+void report_csv_header(GString *out, const char *const *label_names)
+{
+	put_labels(out, label_names);
+	for (size_t i = 0; i < G_N_ELEMENTS(column_fns); i++) {
 		if (i)
 			g_string_append_c(out, ',');
-		g_string_append(out, columns[i].name);
+		g_string_append(out, column_names[i]);
 	}
 	g_string_append_c(out, '\n');
 }
@@ -285,10 +318,11 @@ void report_csv_row(GString *out, const struct report_meta *meta, const struct s
 	struct figures f;
 	compute_figures(meta, r, &f);
 	struct column_ctx c = {.meta = meta, .r = r, .f = &f};
-	for (size_t i = 0; i < G_N_ELEMENTS(columns); i++) {
+	put_labels(out, meta->label_values);
+	for (size_t i = 0; i < G_N_ELEMENTS(column_fns); i++) {
 		if (i)
 			g_string_append_c(out, ',');
-		columns[i].fn(out, &c);
+		column_fns[i](out, &c);
 	}
 	g_string_append_c(out, '\n');
 }
@@ -317,11 +351,11 @@ void report_per_cpu_csv(GString *out, const struct report_meta *meta,
 	}
 }
 
-static const char *default_summary =
+static const char *const default_summary =
 	"{op} x{op_count}: {op_ns_mean} ns mean; {accesses} accesses by {threads} threads, "
 	"{access_cost_ns} ns/access";
 /* A workload without syscalls has no op to report: no " x0: 0 ns mean" part. */
-static const char *default_summary_no_op =
+static const char *const default_summary_no_op =
 	"{accesses} accesses by {threads} threads, {access_cost_ns} ns/access";
 
 char *report_summary(const struct report_meta *meta, const struct sim_result *r)

@@ -32,7 +32,8 @@ static bool sim_check_budget(const struct sim_input *input, enum engine_stop_rea
 
 static bool sim_cancelled(const struct sim_input *input)
 {
-	return input->cancel && *input->cancel;
+	/* Relaxed: the flag carries no data; a stop seen one slice late is fine. */
+	return input->cancel && atomic_load_explicit(input->cancel, memory_order_relaxed);
 }
 
 /*

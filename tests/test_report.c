@@ -2,8 +2,9 @@
  * Tests of src/report.c on a hand-built struct sim_result: the CSV header is
  * the column table, each row value is worked out by hand below (integer
  * arithmetic, three decimals), text fields are quoted per RFC 4180, the
- * per-CPU CSV lists the counters, and the summary template fills every
- * placeholder.
+ * per-CPU CSV lists the counters, the summary template fills every
+ * placeholder, and label columns (--label, a sweep's grid point) lead the
+ * header and the row.
  *
  * The machine is tests/data/tiny-2cpu.json at clock_ghz 2.0, so one cycle is
  * exactly 500 ps.  The hand-built run:
@@ -24,6 +25,7 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "tlbsim/config.h"
+#include "tlbsim/error.h"
 #include "tlbsim/report.h"
 
 #ifndef TLBSIM_TEST_DATA
@@ -228,7 +230,7 @@ Test(report_csv, header_is_the_column_table)
 	GString *out = g_string_new(NULL);
 	char *joined = g_strjoinv(",", (char **)report_columns());
 
-	report_csv_header(out);
+	report_csv_header(out, NULL);
 	char *want = g_strconcat(joined, "\n", NULL);
 	cr_expect_str_eq(out->str, want);
 	g_free(want);
@@ -575,4 +577,56 @@ Test(report_summary, default_line_names_the_op)
 	cr_expect_null(strchr(s, '{'), "%s", s);
 	g_free(s);
 	rig_free(rig);
+}
+
+/* ---- leading label columns (--label, a sweep's grid point) -------------------- */
+
+Test(report_csv, labels_lead_the_header_and_the_row)
+{
+	struct rig *rig = rig_new(WORKLOAD, NULL);
+	const char *const names[] = {"run", "workload.threads", "odd,name", NULL};
+	const char *const values[] = {"3", "[1,2]", "x", NULL};
+	GString *out = g_string_new(NULL);
+
+	report_csv_header(out, names);
+	char *joined = g_strjoinv(",", (char **)report_columns());
+	char *want = g_strconcat("run,workload.threads,\"odd,name\",", joined, "\n", NULL);
+	cr_expect_str_eq(out->str, want);
+
+	/* The row is the unlabelled row with the values (quoted as needed) in front. */
+	GString *plain = g_string_new(NULL);
+	report_csv_row(plain, &rig->meta, rig->r);
+	g_string_truncate(out, 0);
+	rig->meta.label_values = values;
+	report_csv_row(out, &rig->meta, rig->r);
+	char *labelled = g_strconcat("3,\"[1,2]\",x,", plain->str, NULL);
+	cr_expect_str_eq(out->str, labelled);
+	g_free(labelled);
+	g_string_free(plain, TRUE);
+	g_free(want);
+	g_free(joined);
+	g_string_free(out, TRUE);
+	rig_free(rig);
+}
+
+static void expect_label_refused(const char *name, const char *why)
+{
+	GError *error = NULL;
+	cr_assert_not(report_check_label(name, &error), "\"%s\" accepted", name);
+	cr_expect(g_error_matches(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID));
+	cr_expect(strstr(error->message, why) != NULL, "\"%s\" lacks \"%s\"", error->message, why);
+	g_error_free(error);
+}
+
+Test(report_csv, label_names_checked)
+{
+	GError *error = NULL;
+	cr_expect(report_check_label("run", &error));
+	cr_expect(report_check_label("workload.threads", &error));
+	cr_expect(report_check_label("policy_file", &error));
+	cr_expect_null(error);
+	expect_label_refused("", "is empty");
+	expect_label_refused("a\nb", "control character");
+	expect_label_refused("policy", "is already a column of the run");
+	expect_label_refused("host_seconds", "is already a column of the run");
 }
