@@ -55,8 +55,8 @@ static struct sim_result *run(const char *topology, const char *workload, const 
 				  .workload_file = in.paths[INPUT_WORKLOAD], .seed = 1,
 				  .run_ahead = true};
 	struct sim_result *r = sim_run(&input, &error);
-	cr_assert_not_null(r, "%s on %s under %s: %s", workload, topology, policy,
-			   error ? error->message : "");
+	cr_assert_not_null(r, "%s on %s under %s: %s", workload, topology,
+			   policy ? policy : "the default preset", error ? error->message : "");
 	inputs_clear(&in);
 	return r;
 }
