@@ -20,6 +20,7 @@ static const struct {
 	{"munmap", {"workload.file_size=8M", "workload.tail_ms=1", NULL}},
 	{"mprotect-thp", {"workload.file_size=32M", "workload.threads=4", "workload.tail_ms=1"}},
 	{"madv-pageout", {"workload.iterations=10", NULL}},
+	{"madv-local-flush", {"workload.iterations=10", NULL}},
 	{"netperf-lazy", {"workload.requests=24", NULL}},
 	{"tlb_flush1", {"workload.iterations=40", "workload.warmup=4", "workload.threads=4", NULL}},
 	{"tlb_flush2", {"workload.iterations=40", "workload.warmup=4", "workload.threads=4", NULL}},
@@ -55,8 +56,8 @@ static struct sim_result *run(const char *topology, const char *workload, const 
 				  .workload_file = in.paths[INPUT_WORKLOAD], .seed = 1,
 				  .run_ahead = true};
 	struct sim_result *r = sim_run(&input, &error);
-	cr_assert_not_null(r, "%s on %s under %s: %s", workload, topology, policy,
-			   error ? error->message : "");
+	cr_assert_not_null(r, "%s on %s under %s: %s", workload, topology,
+			   policy ? policy : "the default preset", error ? error->message : "");
 	inputs_clear(&in);
 	return r;
 }

@@ -1,0 +1,1454 @@
+#!/usr/bin/env python3
+"""Reproductions of published TLB-flush measurements (issue 4).
+
+Runs every experiment through the tlbsim binary (at most JOBS at a time),
+writes the raw CSVs to plots/out/, draws each figure with gnuplot (PNG and
+SVG) into docs/img/validation/ and writes docs/validation.md; the summary
+table is also written between the validation markers of README.md.
+
+Usage: plots/validate.py [--tlbsim PATH] [--jobs N] [--reuse] [--full] [--only 2,3]
+  --reuse  draw and write from the CSVs already in plots/out/ (no runs)
+  --full   experiment 2 at the published 1 GiB FILE_SIZE in every cell
+  --only   run only these experiments; the others' CSVs are reused
+
+Python 3 standard library and gnuplot only.  Published values are typed in
+from ../shared/spec (calibration.md Part 2, benchmarks.md 1.6 and 2.1,
+mechanisms.md 3.3, 4, 5.1); nothing here is fitted: machines, workloads
+and policies are the shipped files, with the --set values each section
+names.
+"""
+import argparse
+import csv
+import io
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+OUT = os.path.join(HERE, "out")
+IMG = os.path.join(ROOT, "docs", "img", "validation")
+DOC = os.path.join(ROOT, "docs", "validation.md")
+README = os.path.join(ROOT, "README.md")
+WORKLOADS = os.path.join(ROOT, "workloads")
+
+
+# --------------------------------------------------------------------------
+# Running tlbsim
+# --------------------------------------------------------------------------
+
+class Run:
+    """One tlbsim invocation; key identifies it inside its experiment."""
+
+    def __init__(self, exp, key, topology, workload, policy, sets=()):
+        self.exp, self.key = exp, key
+        self.topology, self.workload, self.policy = topology, workload, policy
+        self.sets = list(sets)
+
+    def argv(self, tlbsim):
+        a = [tlbsim, "-T", self.topology, "-w", self.workload, "-p", self.policy]
+        for s in self.sets:
+            a += ["--set", s]
+        return a + ["--host-time"]
+
+    def command(self):
+        s = "".join(f" --set {x}" for x in self.sets)
+        return f"tlbsim -T {self.topology} -w {self.workload} -p {self.policy}{s}"
+
+
+def execute(runs, tlbsim, jobs, progress=True):
+    """Runs them, JOBS at a time; returns {key: row} with 'summary' added."""
+
+    done = [0]
+    lock = threading.Lock()
+
+    failed = []
+
+    def one(run):
+        p = subprocess.run(run.argv(tlbsim), capture_output=True, text=True)
+        if p.returncode != 0:
+            with lock:
+                failed.append(f"{run.command()}: exit {p.returncode}\n{p.stderr}")
+            return None
+        with lock:
+            done[0] += 1
+            if progress:
+                print(f"[{done[0]}/{len(runs)}] {run.command()}", file=sys.stderr, flush=True)
+        rows = list(csv.DictReader(io.StringIO(p.stdout)))
+        row = rows[0]
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        row["summary"] = lines[-1] if lines else ""
+        return row
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(one, runs))
+    if failed:
+        raise SystemExit("validate: runs failed:\n" + "\n".join(failed))
+    return {(r.exp, keystr(r.key)): row for r, row in zip(runs, results)}
+
+
+def write_csv(name, runs, rows):
+    """plots/out/NAME.csv: the run's key and command, then tlbsim's columns."""
+    path = os.path.join(OUT, name + ".csv")
+    first = rows[(runs[0].exp, keystr(runs[0].key))]
+    cols = ["key", "command"] + [c for c in first if c != "summary"] + ["summary"]
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for r in runs:
+            row = rows[(r.exp, keystr(r.key))]
+            w.writerow([keystr(r.key), r.command()] + [row[c] for c in cols[2:]])
+
+
+def read_csv(name):
+    path = os.path.join(OUT, name + ".csv")
+    with open(path, newline="") as f:
+        return {row["key"]: row for row in csv.DictReader(f)}
+
+
+def keystr(key):
+    return "/".join(str(k) for k in key) if isinstance(key, tuple) else str(key)
+
+
+# --------------------------------------------------------------------------
+# Numbers and tables
+# --------------------------------------------------------------------------
+
+def num(row, col):
+    return float(row[col])
+
+
+def ape(pub, sim):
+    return abs(sim - pub) / abs(pub) * 100.0
+
+
+def mdape(errors):
+    return statistics.median(errors) if errors else float("nan")
+
+
+def harness(row):
+    """Alex Shi's integer formulas (benchmarks.md 1.4): ms, ns/call, acc/thread/ms, ns/access."""
+    phase = num(row, "phase_ns")
+    calls = int(row["op_count"])
+    return (int(phase // 1e6), int(phase // calls), int(num(row, "accesses_per_thread_ms")),
+            int(num(row, "access_ns")))
+
+
+def fmt(v, digits=0):
+    if isinstance(v, str):
+        return v
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    if digits == 0:
+        return f"{int(round(v)):,}".replace(",", "\u2009")
+    return f"{v:,.{digits}f}".replace(",", "\u2009")
+
+
+def pct(v, digits=1):
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    return f"{v:.{digits}f}%"
+
+
+def signed(v, digits=1):
+    return f"{v:+.{digits}f}%"
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out)
+
+
+class Section:
+    def __init__(self, number, title, short):
+        self.number, self.title, self.short = number, title, short
+        self.mdape_text = None  # the summary's MdAPE cell, when one number is not enough
+        self.parts = []
+        self.mdape = None      # float, or None when nothing published is compared
+        self.mdape_of = ""     # what the MdAPE covers
+        self.verdict = ""      # short direction-of-effect verdict
+        self.figures = []
+
+    def add(self, text):
+        self.parts.append(text.strip("\n"))
+
+    def figure(self, name, caption):
+        self.figures.append(name)
+        self.parts.append(f"![{caption}](img/validation/{name}.png)\n\n"
+                          f"*{caption}* ([SVG](img/validation/{name}.svg))")
+
+    def markdown(self):
+        return f"## {self.number}. {self.title}\n\n" + "\n\n".join(self.parts) + "\n"
+
+
+# --------------------------------------------------------------------------
+# gnuplot
+# --------------------------------------------------------------------------
+
+_PNG_TERM = None
+
+
+def png_terminal():
+    global _PNG_TERM
+    if _PNG_TERM is None:
+        p = subprocess.run(["gnuplot", "-e", "set terminal"], capture_output=True, text=True)
+        _PNG_TERM = "pngcairo" if "pngcairo" in (p.stdout + p.stderr) else "png"
+    return _PNG_TERM
+
+
+def plot(name, script, datas, size=(900, 560)):
+    """Writes the data blocks to plots/out/NAME-*.dat and draws NAME.png/.svg."""
+    for suffix, text in datas.items():
+        with open(os.path.join(OUT, f"{name}-{suffix}.dat"), "w") as f:
+            f.write(text)
+    w, h = size
+    common = ("set encoding utf8\nset datafile separator whitespace\n"
+              "set key noenhanced\nset termoption noenhanced\n")
+    for term, ext in ((f"{png_terminal()} size {w},{h} font ',10'", "png"),
+                      (f"svg size {w},{h} font 'Helvetica,11'", "svg")):
+        out = os.path.join(IMG, f"{name}.{ext}")
+        text = (f"set terminal {term}\nset output '{out}'\n{common}"
+                f"dat(s) = '{OUT}/{name}-'.s.'.dat'\n{script}\nunset output\n")
+        p = subprocess.run(["gnuplot"], input=text, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise SystemExit(f"gnuplot failed on {name}.{ext}:\n{p.stderr}\n{text}")
+    svg = os.path.join(IMG, f"{name}.svg")
+    # gnuplot writes the output path into the SVG's title: keep it relative.
+    with open(svg) as f:
+        s = f.read()
+    with open(svg, "w") as f:
+        f.write(s.replace(OUT + "/", "").replace(IMG + "/", ""))
+
+
+def dat(rows):
+    return "\n".join(" ".join(str(c) for c in r) for r in rows) + "\n"
+
+
+# ==========================================================================
+# 1. SMT-sibling IPI de-duplication (calibration.md A)
+# ==========================================================================
+
+PUB_A = {
+    "linux-4.5": {"ms": 57, "ns_call": 14072, "acc": 48356, "cost": 20, "remote": 4616,
+                  "received": 32262, "flush_events": 41476, "dtlb_load_misses": 18739808},
+    "linux-4.5-smt-dedup": {"ms": 48, "ns_call": 11933, "acc": 59966, "cost": 16, "remote": 4616,
+                            "received": 15912, "flush_events": 25137,
+                            "dtlb_load_misses": 15984772},
+}
+
+
+def exp1_runs():
+    return [Run(1, "haswell-i7/linux-4.5", "haswell-i7", "munmap16", "linux-4.5"),
+            Run(1, "haswell-i7/linux-4.5-smt-dedup", "haswell-i7", "munmap16",
+                "linux-4.5-smt-dedup"),
+            Run(1, "haswell-i7-smt-thread/linux-4.5", "haswell-i7-smt-thread", "munmap16",
+                "linux-4.5"),
+            Run(1, "haswell-i7-smt-thread/linux-4.5-smt-dedup", "haswell-i7-smt-thread",
+                "munmap16", "linux-4.5-smt-dedup")]
+
+
+def exp1(rows):
+    s = Section(1, "SMT-sibling IPI de-duplication (Alex Shi, 2016; calibration.md A)",
+                "SMT-sibling IPI de-dup, haswell-i7, munmap16")
+    s.add("`haswell-i7` (i7-4770 class, 4C/8T, `smt_invalidation` `core`: the patch's premise), "
+          "workload `munmap16` (`munmap -t 16 -n 64`, 1 GiB), `linux-4.5` against "
+          "`linux-4.5-smt-dedup`. Commands: `tlbsim -T haswell-i7 -w munmap16 -p linux-4.5` and "
+          "`-p linux-4.5-smt-dedup`.")
+    figures = [("munmap ms", "ms"), ("munmap ns/call", "ns_call"), ("accesses/thread/ms", "acc"),
+               ("cost ns/access", "cost"), ("nr_tlb_remote_flush", "remote"),
+               ("nr_tlb_remote_flush_received", "received"), ("tlb:tlb_flush events",
+                                                               "flush_events")]
+    sim = {}
+    for pol in PUB_A:
+        r = rows[f"haswell-i7/{pol}"]
+        ms, ns_call, acc, cost = harness(r)
+        sim[pol] = {"ms": ms, "ns_call": ns_call, "acc": acc, "cost": cost,
+                    "remote": int(r["nr_tlb_remote_flush"]),
+                    "received": int(r["nr_tlb_remote_flush_received"]),
+                    "flush_events": int(r["tlb_flush_events"]),
+                    "dtlb_load_misses": int(r["tlb_misses"]), "summary": r["summary"],
+                    # unrounded, for the directions
+                    "ns_call_f": num(r, "phase_ns") / int(r["op_count"]),
+                    "acc_f": num(r, "accesses_per_thread_ms"), "cost_f": num(r, "access_ns"),
+                    "received_f": int(r["nr_tlb_remote_flush_received"])}
+    errs, trs = [], []
+    for label, k in figures:
+        line = [label]
+        for pol in PUB_A:
+            p, v = PUB_A[pol][k], sim[pol][k]
+            e = ape(p, v)
+            errs.append(e)
+            line += [fmt(p), fmt(v), pct(e)]
+        trs.append(line)
+    line = ["dTLB misses (not compared)"]
+    for pol in PUB_A:
+        line += [fmt(PUB_A[pol]["dtlb_load_misses"]) + " (loads)",
+                 fmt(sim[pol]["dtlb_load_misses"]), "\u2014"]
+    trs.append(line)
+    s.mdape = mdape(errs)
+    s.mdape_of = "7 figures x 2 policies"
+    s.add(table(["figure", "4.5 published", "4.5 tlbsim", "error", "de-dup published",
+                 "de-dup tlbsim", "error"], trs))
+    s.add("Summary lines, as the harness prints them:\n\n"
+          + "\n".join(f"- {pol}: published `munmap use {PUB_A[pol]['ms']}ms "
+                      f"{PUB_A[pol]['ns_call']}ns/time, memory access uses {PUB_A[pol]['acc']} "
+                      f"times/thread/ms, cost {PUB_A[pol]['cost']}ns/time`; tlbsim "
+                      f"`{sim[pol]['summary']}`" for pol in PUB_A))
+    s.add(f"**MdAPE {pct(s.mdape)}** over the {s.mdape_of} above. The dTLB row is not compared: "
+          "the published `perf stat` covered the whole program (the 1 s warm-up sleep, thread "
+          "creation, the prefault of 1 GiB, the munmaps' own kernel work and every other load "
+          "the program made), while tlbsim counts only the page walks of the readers' accesses "
+          "during the measured phase; the published counts are dTLB-*load*-misses only (stores "
+          "are counted separately), and the iTLB is not modelled. The vmstat and tracepoint "
+          "deltas are whole-program too (4616 remote flushes for 4096 munmaps), which is part "
+          "of their error.")
+
+    # Direction of effect.
+    def rel(d, k):
+        return (d["linux-4.5-smt-dedup"][k] - d["linux-4.5"][k]) / d["linux-4.5"][k] * 100
+    dirs = [("received flushes", "received"), ("munmap ns/call", "ns_call"),
+            ("accesses/thread/ms", "acc"), ("cost ns/access", "cost")]
+    drows, agree = [], 0
+    for label, k in dirs:
+        pp, ss = rel(PUB_A, k), rel(sim, k + "_f")
+        ok = (pp > 0) == (ss > 0) and ss != 0
+        agree += ok
+        drows.append([label, signed(pp), signed(ss), "yes" if ok else "no"])
+    s.add("Direction of effect (de-dup relative to 4.5; tlbsim's figures unrounded):\n\n"
+          + table(["figure", "published", "tlbsim", "same direction"], drows))
+    acc_pub, acc_sim = rel(PUB_A, "acc"), rel(sim, "acc_f")
+    s.verdict = (f"agrees in direction on {agree}/{len(dirs)} figures; received flushes "
+                 f"{signed(rel(sim, 'received_f'), 0)} (published {signed(rel(PUB_A, 'received'), 0)}),"
+                 f" but access rate only {signed(acc_sim)} (published {signed(acc_pub)})")
+    s.add(f"Verdict: {s.verdict}.")
+    irq = {pol: num(rows[f"haswell-i7/{pol}"], "irq_ns") /
+           (8 * num(rows[f"haswell-i7/{pol}"], "phase_ns")) * 100 for pol in PUB_A}
+    s.add("Analysis. The de-dup halves the IPIs in tlbsim exactly as on the real machine "
+          "(28672 = 7 x 4096 received flushes become 12288 = 3 x 4096: the caller's sibling "
+          "and one sibling of each other core), and the munmap call gets shorter by the IPIs "
+          "it no longer sends and waits for. What tlbsim does not reproduce is the 24% faster "
+          "memory access. In tlbsim the readers lose to the shootdowns only the time spent in "
+          f"the flush handler ({pct(irq['linux-4.5'], 2)} of all CPU time under 4.5, "
+          f"{pct(irq['linux-4.5-smt-dedup'], 2)} with de-dup) and the refills after full "
+          "flushes (none here: mmu_gather's range covers only the one present page of each "
+          "64-page region, so every flush, local and remote, is a single INVLPG). A 24% gain cannot come from that. Likely causes, in order: (1) interrupt "
+          "cost on a real Haswell is far larger than the 600 cycles of entry and exit the "
+          "topology estimates (pipeline flush, cache and branch-predictor disturbance, the "
+          "sibling's share of the core while one thread runs the handler: tlbsim does not "
+          "model SMT siblings slowing each other down); (2) the published figures are single "
+          "runs of a benchmark whose run-to-run variance Dave Hansen called too high to "
+          "reproduce its numbers (benchmarks.md 1.4); the elapsed times (1.443 s vs 1.429 s) "
+          "barely differ.")
+    th = {pol: rows[f"haswell-i7-smt-thread/{pol}"] for pol in PUB_A}
+    s.add("SDM semantics (`haswell-i7-smt-thread`, `smt_invalidation` `thread`):\n\n"
+          + table(["policy", "received flushes", "stale_hits", "acc/thread/ms"],
+                  [[pol, th[pol]["nr_tlb_remote_flush_received"], th[pol]["stale_hits"],
+                    harness(th[pol])[2]] for pol in PUB_A])
+          + "\n\nZero stale hits under de-dup even where a sibling's flush does not clear the "
+          "other sibling's entries: in this harness the readers never touch the regions that "
+          "are unmapped (only the main thread wrote their first byte, before the run), so no "
+          "sibling ever holds a translation that the skipped IPI should have removed. The "
+          "patch's breakage needs a workload whose readers use the memory being unmapped; "
+          "`tests/test_e2e.c` (`smt_thread_dedup_madvise_gives_stale_hits`) shows it.")
+    # Figure: each figure normalised to the published 4.5 value.
+    data = []
+    for i, (label, k) in enumerate(figures):
+        base = PUB_A["linux-4.5"][k]
+        data.append([i, f'"{label}"', PUB_A["linux-4.5"][k] / base, sim["linux-4.5"][k] / base,
+                     PUB_A["linux-4.5-smt-dedup"][k] / base,
+                     sim["linux-4.5-smt-dedup"][k] / base])
+    plot("exp1-smt-dedup", """
+set title 'SMT-sibling de-dup on haswell-i7, munmap16 (values / published 4.5)'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set ylabel 'relative to published v4.5'
+set yrange [0:*]
+set xtics rotate by -20
+set grid ytics
+set key top right
+plot dat('d') using 3:xtic(2) title 'v4.5 published' lc rgb '#4575b4', \
+     '' using 4 title 'v4.5 tlbsim' lc rgb '#91bfdb', \
+     '' using 5 title 'de-dup published' lc rgb '#d73027', \
+     '' using 6 title 'de-dup tlbsim' lc rgb '#fc8d59'
+""", {"d": dat(data)})
+    s.figure("exp1-smt-dedup", "Published vs simulated, each figure divided by its published "
+             "v4.5 value")
+    return s
+
+
+# ==========================================================================
+# 2. tlb_flushall_shift on IvyBridge-EP (calibration.md B)
+# ==========================================================================
+
+NS = [8, 16, 32, 64, 128, 256, 512]
+PUB_B = {  # (shift, T, N): (munmap ms, ns/call, acc/thread/ms, ns/access)
+    (2, 12): [(516, 15768, 120232, 8), (297, 18157, 114378, 8), (175, 21371, 96932, 10),
+              (115, 28270, 100961, 9), (90, 44421, 91293, 10), (28, 27384, 100032, 9),
+              (20, 40723, 114393, 8)],
+    (2, 24): [(700, 21380, 119336, 8), (398, 24338, 78586, 12), (215, 26264, 83551, 11),
+              (148, 36289, 61251, 16), (117, 57573, 83114, 12), (34, 33767, 82493, 12),
+              (25, 50686, 68961, 14)],
+    (-1, 12): [(485, 14815, 96048, 10), (232, 14167, 83143, 12), (133, 16252, 96413, 10),
+               (67, 16489, 86718, 11), (46, 22943, 105914, 9), (29, 28740, 92108, 10),
+               (20, 40128, 110841, 9)],
+    (-1, 24): [(590, 18022, 81828, 12), (336, 20526, 80119, 12), (189, 23125, 48884, 20),
+               (104, 25607, 83410, 11), (54, 26795, 49105, 20), (29, 29079, 94668, 10),
+               (25, 49228, 80346, 12)],
+}
+GIB_PAGES = 1 << 18  # 1 GiB / 4 KiB
+# The grid runs at half the published FILE_SIZE, with the 10 ms tail halved
+# too, so that every per-call and per-access figure keeps its meaning
+# (ns/call = (munmap time + tail) / calls).  Checked against 1 GiB cells.
+HALF = ["workload.file_size=512M", "workload.tail_ms=5"]
+CHECK_CELLS = [(2, 12, 64), (2, 12, 256), (-1, 24, 512)]
+
+
+def exp2_sets(shift, t, n, full):
+    return ([f"workload.threads={t}", f"workload.pages_per_munmap={n}",
+             f"policy.tlb_flushall_shift={shift}"] + ([] if full else HALF))
+
+
+def exp2_runs(full):
+    runs = []
+    for shift in (2, -1):
+        for t in (12, 24):
+            for n in NS:
+                runs.append(Run(2, (shift, t, n), "ivybridge-ep-2s", "munmap", "linux-3.11",
+                                exp2_sets(shift, t, n, full)))
+    if not full:
+        for shift, t, n in CHECK_CELLS:
+            runs.append(Run(2, ("1G", shift, t, n), "ivybridge-ep-2s", "munmap", "linux-3.11",
+                            exp2_sets(shift, t, n, True)))
+    return runs
+
+
+def exp2(rows, full):
+    s = Section(2, "`tlb_flushall_shift` 2 vs -1 on IvyBridge-EP (Alex Shi, 2013; "
+                   "calibration.md B)", "`tlb_flushall_shift` 2 vs -1, ivybridge-ep-2s")
+    size = "1 GiB" if full else "512 MiB (see the check below)"
+    s.add("`ivybridge-ep-2s` (2 x 12 x 2 = 48 CPUs), workload `munmap` with "
+          "`--set workload.threads=T --set workload.pages_per_munmap=N`, policy `linux-3.11` "
+          "with `--set policy.tlb_flushall_shift=2` and `=-1`; FILE_SIZE " + size + ".")
+
+    def get(shift, t, n):
+        return rows[keystr((shift, t, n))]
+
+    if not full:
+        crs, worst = [], 0.0
+        for shift, t, n in CHECK_CELLS:
+            a, b = harness(get(shift, t, n)), harness(rows[keystr(("1G", shift, t, n))])
+            d_call = (a[1] - b[1]) / b[1] * 100
+            d_acc = (num(get(shift, t, n), "accesses_per_thread_ms") -
+                     num(rows[keystr(("1G", shift, t, n))], "accesses_per_thread_ms")) / \
+                num(rows[keystr(("1G", shift, t, n))], "accesses_per_thread_ms") * 100
+            worst = max(worst, abs(d_call), abs(d_acc))
+            crs.append([shift, t, n, fmt(b[1]), fmt(a[1]), signed(d_call, 2), fmt(b[2]),
+                        fmt(a[2]), signed(d_acc, 2)])
+        s.add("FILE_SIZE. The 1 GiB grid takes about 15 minutes of CPU on this machine, so it "
+              "runs at 512 MiB with the harness's 10 ms tail halved to 5 ms "
+              "(`--set workload.file_size=512M --set workload.tail_ms=5`): the harness's "
+              "per-call figure is (munmap time + tail) / calls, so halving both keeps it. "
+              "Three cells are rerun at 1 GiB with the 10 ms tail every time to check:\n\n"
+              + table(["shift", "T", "N", "ns/call 1 GiB", "ns/call 512 MiB", "diff",
+                       "acc/thread/ms 1 GiB", "512 MiB", "diff"], crs)
+              + f"\n\nLargest difference {worst:.2f}% ({'within' if worst <= 2 else 'NOT within'}"
+              " the 2% allowed). The munmap ms column below is given for 1 GiB "
+              "(ns/call x 2^18/N calls) so that it can stand beside the published one.")
+    errs_call, errs_acc = [], []
+    tables = []
+    for shift in (2, -1):
+        trs = []
+        for t in (12, 24):
+            for i, n in enumerate(NS):
+                pub = PUB_B[(shift, t)][i]
+                ms, ns_call, acc, ns_acc = harness(get(shift, t, n))
+                ms = int(ns_call * (GIB_PAGES // n) // 1e6)
+                e_call, e_acc = ape(pub[1], ns_call), ape(pub[3], ns_acc)
+                errs_call.append(e_call)
+                errs_acc.append(e_acc)
+                r = get(shift, t, n)
+                how = "INVLPG" if int(r["nr_tlb_local_flush_all"]) == 0 else "full"
+                trs.append([t, n, how, fmt(pub[0]), fmt(ms), fmt(pub[1]), fmt(ns_call),
+                            pct(e_call), fmt(pub[2]), fmt(acc), fmt(pub[3]), fmt(ns_acc),
+                            pct(e_acc)])
+        tables.append(f"shift = {shift}:\n\n" + table(
+            ["T", "N", "local flush", "ms pub", "ms sim", "ns/call pub", "ns/call sim", "error",
+             "acc/thr/ms pub", "acc/thr/ms sim", "ns/acc pub", "ns/acc sim", "error"], trs))
+    for t in tables:
+        s.add(t)
+    m_call, m_acc = mdape(errs_call), mdape(errs_acc)
+    s.mdape = mdape(errs_call + errs_acc)
+    s.mdape_of = "ns/call and ns/access, 28 cells each"
+    s.mdape_text = f"{pct(m_call)} ns/call, {pct(m_acc)} ns/access"
+    s.add(f"**MdAPE: ns/call {pct(m_call)}, ns/access {pct(m_acc)}; both together "
+          f"{pct(s.mdape)}** (56 cells).")
+
+    # Knee.
+    def knee(shift, t):
+        inv = [n for n in NS if int(get(shift, t, n)["nr_tlb_local_flush_all"]) == 0 and
+               int(get(shift, t, n)["nr_tlb_local_flush_one"]) > 0]
+        whole = [n for n in NS if int(get(shift, t, n)["nr_tlb_local_flush_all"]) > 0]
+        return (max(inv) if inv else None, min(whole) if whole else None)
+    kn = {(sh, t): knee(sh, t) for sh in (2, -1) for t in (12, 24)}
+    s.add("Knee. `linux-3.11` INVLPGs a range iff N <= min(tlb_lld_4k, total_vm) >> shift = "
+          "min(512, total_vm) >> 2 = 128 pages (total_vm is over 131072 pages here). From the counters (`nr_tlb_local_flush_one` / "
+          "`nr_tlb_local_flush_all`), on the grid's N (`tests/test_validation.c` checks "
+          "128 and 129 exactly):\n\n"
+          + table(["shift", "T", "largest N flushed by INVLPG", "smallest N flushed whole"],
+                  [[sh, t, kn[(sh, t)][0] or "none", kn[(sh, t)][1] or "none"]
+                   for sh in (2, -1) for t in (12, 24)])
+          + "\n\nThe published tables show the same knee: with shift 2, ns/call falls between "
+          "N = 128 and 256 (44421 -> 27384 at T = 12), where both shifts flush whole and the "
+          "two tables meet.")
+
+    # Direction per cell, below the knee where the policies differ.
+    drs, agree_acc, agree_call, cells = [], 0, 0, 0
+    for t in (12, 24):
+        for i, n in enumerate(NS):
+            if n > 128:
+                continue
+            cells += 1
+            p2, p1 = PUB_B[(2, t)][i], PUB_B[(-1, t)][i]
+            s2, s1 = harness(get(2, t, n)), harness(get(-1, t, n))
+            a2, a1 = num(get(2, t, n), "accesses_per_thread_ms"), \
+                num(get(-1, t, n), "accesses_per_thread_ms")
+            pa, sa = (p2[2] - p1[2]) / p1[2] * 100, (a2 - a1) / a1 * 100
+            pc, sc = (p2[1] - p1[1]) / p1[1] * 100, (s2[1] - s1[1]) / s1[1] * 100
+            oka, okc = (pa > 0) == (sa > 0), (pc > 0) == (sc > 0)
+            agree_acc += oka
+            agree_call += okc
+            drs.append([t, n, signed(pa), signed(sa), "yes" if oka else "no", signed(pc),
+                        signed(sc), "yes" if okc else "no"])
+    s.add("Direction, cell by cell below the knee (N <= 128; above it both shifts flush "
+          "whole, tlbsim gives identical runs and the published differences are noise). "
+          "Shift 2 relative to shift -1; the author reports shift 2 5-30% better:\n\n"
+          + table(["T", "N", "acc/thread/ms pub", "tlbsim", "same", "ns/call pub", "tlbsim",
+                   "same"], drs))
+    s.verdict = (f"shift 2 helps the readers in {sum(1 for r in drs if r[3].startswith('+'))}"
+                 f"/{cells} cells in tlbsim (published "
+                 f"{sum(1 for r in drs if r[2].startswith('+'))}/{cells}); same sign in "
+                 f"{agree_acc}/{cells} cells for acc/thread/ms and {agree_call}/{cells} for "
+                 f"munmap ns/call; knee at 128/256 as published")
+    s.add(f"Verdict: {s.verdict}.")
+    s.add("Analysis. Two errors dominate the levels. (1) tlbsim's munmap is about 3 times "
+          "faster than the published one at small N (1.6-2 times at N = 256-512, where the "
+          "tail weighs more): the published 15-21 us per call (T = 12-24, N = 8) is mostly "
+          "the IPI round to 12-24 readers on two sockets and the munmap's own kernel work, "
+          "and `ivybridge-ep-2s` estimates both (IPI latency 0.48 us on the socket, 0.96 us "
+          "across, interrupt entry and exit 600 cycles, `vma_op` 3000 cycles) with no "
+          "measurement to fix them; the model also sends IPIs one after the other with no "
+          "x2APIC cluster or contention on the call-function queue. (2) tlbsim's accesses "
+          "cost about twice the published 8-12 ns: each access pays 12 cycles (an L2 hit), "
+          "the STLB hit or a 45-cycle walk, one after the other; the real loop's independent "
+          "loads overlap in the out-of-order core (and turbo runs the part above 2.7 GHz), "
+          "which the model does not do. The error is nearly the same for both shifts, so it "
+          "moves the levels and not the comparison. The shape agrees: shift 2 costs the "
+          "munmap more at every N (N INVLPGs on every CPU instead of one CR3 write; 10/10 "
+          "cells agree), spares the readers the refills at small N and, as N grows, costs "
+          "them N INVLPGs in every handler, so that in tlbsim the readers lose from N = 64 "
+          "(T = 12) or 128 (T = 24); the published N = 128, T = 12 cell shows the same loss "
+          "(-13.8% published, -14.3% tlbsim). The cells that disagree are among those where "
+          "the published tables contradict themselves from one N to the next (T = 24: +46%, "
+          "-2%, +71%, -27%, +69%), the run-to-run variance Dave Hansen complained of.")
+    # Figures.
+    datas = {}
+    for shift in (2, -1):
+        for t in (12, 24):
+            tag = f"s{'m1' if shift < 0 else shift}t{t}"
+            lines = []
+            for i, n in enumerate(NS):
+                pub = PUB_B[(shift, t)][i]
+                h = harness(get(shift, t, n))
+                lines.append([n, pub[1], h[1], pub[3], num(get(shift, t, n), "access_ns")])
+            datas[tag] = dat(lines)
+    plot("exp2-ivybridge-shift", """
+set multiplot layout 2,2 title 'ivybridge-ep-2s, munmap -t T -n N, linux-3.11: published (points) vs tlbsim (lines)'
+set logscale x 2
+set xrange [7:600]
+set xtics (8,16,32,64,128,256,512)
+set grid
+set xlabel 'N (pages per munmap)'
+set arrow 1 from 181,graph 0 to 181,graph 1 nohead dt 2 lc rgb 'gray'
+do for [t in '12 24'] {
+  set title sprintf('munmap ns/call, T = %s', t)
+  set ylabel 'ns per call'
+  set key top left
+  plot dat('s2t'.t) using 1:2 with points pt 7 lc rgb '#d73027' title 'shift 2 published', \
+       dat('s2t'.t) using 1:3 with linespoints pt 6 lc rgb '#d73027' title 'shift 2 tlbsim', \
+       dat('sm1t'.t) using 1:2 with points pt 5 lc rgb '#4575b4' title 'shift -1 published', \
+       dat('sm1t'.t) using 1:3 with linespoints pt 4 lc rgb '#4575b4' title 'shift -1 tlbsim'
+}
+do for [t in '12 24'] {
+  set title sprintf('ns per access, T = %s', t)
+  set ylabel 'ns per access'
+  set yrange [0:*]
+  set key bottom right
+  plot dat('s2t'.t) using 1:4 with points pt 7 lc rgb '#d73027' title 'shift 2 published', \
+       dat('s2t'.t) using 1:5 with linespoints pt 6 lc rgb '#d73027' title 'shift 2 tlbsim', \
+       dat('sm1t'.t) using 1:4 with points pt 5 lc rgb '#4575b4' title 'shift -1 published', \
+       dat('sm1t'.t) using 1:5 with linespoints pt 4 lc rgb '#4575b4' title 'shift -1 tlbsim'
+}
+unset multiplot
+""", datas, size=(1100, 800))
+    s.figure("exp2-ivybridge-shift", "munmap ns/call (top) and ns per access (bottom); the "
+             "dashed line is the shift-2 knee (INVLPG up to 128 pages)")
+    return s
+
+
+# ==========================================================================
+# 3. Haswell i5-4350U: best shift 1, balance point 256 (calibration.md B)
+# ==========================================================================
+
+SHIFTS = [-1, 0, 1, 2, 3, 4, 5, 6]
+I5_T = 3
+I5_LLD = 1024  # haswell-i5-4350u.json cpuid.tlb_lld_4k
+
+
+def i5_invlpg(shift, n):
+    return shift >= 0 and n <= (I5_LLD >> shift)
+
+
+def exp3_runs():
+    # The rule makes the shift matter only through one decision per N
+    # (INVLPG or full flush); shift 0 INVLPGs every N of the sweep and -1
+    # none, so these two runs per N give every cell.  Two more cells at other
+    # shifts check that identity.
+    runs = []
+    for n in NS:
+        for shift in (0, -1):
+            runs.append(Run(3, (shift, n), "haswell-i5-4350u", "munmap", "linux-3.11",
+                            [f"workload.threads={I5_T}", f"workload.pages_per_munmap={n}",
+                             f"policy.tlb_flushall_shift={shift}"]))
+    for shift, n in ((3, 128), (3, 256)):
+        runs.append(Run(3, ("check", shift, n), "haswell-i5-4350u", "munmap", "linux-3.11",
+                        [f"workload.threads={I5_T}", f"workload.pages_per_munmap={n}",
+                         f"policy.tlb_flushall_shift={shift}"]))
+    return runs
+
+
+def exp3(rows):
+    s = Section(3, "Haswell i5-4350U: best shift 1, balance point 256 entries (Alex Shi, "
+                   "2013; calibration.md B)", "best shift and balance point, haswell-i5-4350u")
+    s.add(f"`haswell-i5-4350u` (2C/4T, 1.4 GHz, `cpuid.tlb_lld_4k` {I5_LLD}), workload "
+          f"`munmap` (1 GiB) with T = {I5_T} readers, `linux-3.11` with "
+          "`--set policy.tlb_flushall_shift=S`, S in {-1, 0, ..., 6}, N in {8, ..., 512}. "
+          f"T = {I5_T}: the published Haswell thread count is not given; three readers and the "
+          "munmap thread fill the four logical CPUs, so the munmap thread has a CPU of its "
+          "own as in the IvyBridge-EP runs (T = 12, 24 on 48 CPUs), and ns/call measures the "
+          "munmap rather than CFS time slices (T = 4 would time-share the munmap thread with "
+          "a reader).")
+
+    def get(shift, n):
+        return rows[keystr((shift, n))]
+
+    def cell(shift, n):
+        return get(0 if i5_invlpg(shift, n) else -1, n)
+
+    same = []
+    for shift, n in ((3, 128), (3, 256)):
+        a = rows[keystr(("check", shift, n))]
+        b = cell(shift, n)
+        keep = [c for c in a if c not in ("key", "command", "host_seconds", "summary")]
+        same.append(all(a[c] == b[c] for c in keep))
+    s.add("The shift enters the 3.x rule only through one decision per call (INVLPG iff "
+          f"N <= min({I5_LLD}, total_vm) >> S, total_vm >= 262144), so each N has two "
+          "outcomes: shift 0 (INVLPG for every N here) and shift -1 (always full) are run, and "
+          "every other shift's cell is the run with its decision. Rerunning shift 3 at N = "
+          f"128 (INVLPG) and 256 (full) gives "
+          + ("identical CSV rows (every counter and time), as determinism requires."
+             if all(same) else "DIFFERENT rows: the derivation does not hold."))
+    # Table: INVLPG vs full per N.
+    trs, bal_acc, bal_call, bal_both = [], None, None, None
+    for n in NS:
+        hi, hf = harness(get(0, n)), harness(get(-1, n))
+        ai, af = num(get(0, n), "accesses_per_thread_ms"), num(get(-1, n),
+                                                                "accesses_per_thread_ms")
+        # Readers' CPU time lost per munmap: phase x T / calls at the INVLPG
+        # access rate, minus the same at the full-flush rate, is not needed:
+        # the harness's two figures are compared as they are.
+        d_acc = (ai - af) / af * 100
+        d_call = (hi[1] - hf[1]) / hf[1] * 100
+        if d_acc > 0:
+            bal_acc = n
+        if d_call < 0:
+            bal_call = n
+        trs.append([n, fmt(hi[1]), fmt(hf[1]), signed(d_call), fmt(ai), fmt(af), signed(d_acc)])
+    s.add(table(["N", "ns/call INVLPG", "ns/call full", "INVLPG vs full", "acc/thr/ms INVLPG",
+                 "acc/thr/ms full", "INVLPG vs full"], trs))
+    # Score per shift: geometric mean over N of the two figures relative to -1.
+    srs, score_acc, score_call = [], {}, {}
+    for shift in SHIFTS:
+        ga, gc = 0.0, 0.0
+        for n in NS:
+            ga += math.log(num(cell(shift, n), "accesses_per_thread_ms") /
+                           num(get(-1, n), "accesses_per_thread_ms"))
+            gc += math.log(harness(get(-1, n))[1] / harness(cell(shift, n))[1])
+        score_acc[shift] = (math.exp(ga / len(NS)) - 1) * 100
+        score_call[shift] = (math.exp(gc / len(NS)) - 1) * 100
+        thr = "never" if shift < 0 else str(min(I5_LLD >> shift, 100000))
+        srs.append([shift, thr, signed(score_acc[shift], 2), signed(score_call[shift], 2)])
+    best_acc = max(score_acc.values())
+    best_a = [sh for sh in SHIFTS if abs(score_acc[sh] - best_acc) < 1e-9]
+    best_call = max(score_call.values())
+    best_c = [sh for sh in SHIFTS if abs(score_call[sh] - best_call) < 1e-9]
+    s.add("Per shift, the geometric mean over the 7 N of each harness figure relative to "
+          "shift -1 (positive = better):\n\n"
+          + table(["shift", "INVLPG up to N =", "acc/thread/ms", "munmap ns/call (inverse)"],
+                  srs))
+    s.mdape = None
+    s.mdape_of = "a claim, no cells"
+    ba = ", ".join(str(x) for x in best_a)
+    bc = ", ".join(str(x) for x in best_c)
+    s.add(f"Best shift: **{ba}** for the readers' access rate, **{bc}** for munmap ns/call. "
+          f"Balance point (largest N where INVLPG beats a full flush): **{bal_acc or 'none'}** "
+          f"for the access rate, **{bal_call or 'below 8'}** for munmap ns/call. Published: "
+          "best shift 1, balance point 256 entries.")
+    agree_best = 1 in best_a
+    s.verdict = (f"best shift by access rate {ba} ({'includes' if agree_best else 'excludes'} "
+                 f"the published 1), by munmap time {bc}; balance point "
+                 f"{bal_acc or 'none'} (access rate) / {bal_call or '<8'} (munmap) vs published "
+                 "256")
+    s.add(f"Verdict: {s.verdict}.")
+    I5_GHZ, I5_WALK = 1.4, 30  # haswell-i5-4350u.json clock_ghz, costs.page_walk
+
+    def frac(n, shift):
+        """Share of the readers' time in flush handlers and in page walks."""
+        r = get(shift, n)
+        busy = num(r, "phase_ns") * I5_T
+        return (num(r, "irq_ns") / busy * 100,
+                int(r["tlb_misses"]) * I5_WALK / I5_GHZ / busy * 100)
+    n_b = bal_acc or NS[0]
+    hi_, wi_ = frac(n_b, 0)
+    hf_, wf_ = frac(n_b, -1)
+    h8i, w8i = frac(NS[0], 0)
+    h8f, w8f = frac(NS[0], -1)
+    nxt = NS[NS.index(n_b) + 1] if n_b != NS[-1] else None
+    calls_ns = [harness(get(sh, n))[1] for n in NS for sh in (0, -1)]
+    lo_us, hi_us = min(calls_ns) / 1000, max(calls_ns) / 1000
+    s.add("Analysis. Every munmap interrupts every reader: with INVLPG its handler runs N "
+          "INVLPGs (113 cycles each, the topology's `invlpg`), with a full flush one CR3 "
+          "write, after which the reader refills what it touches (30-cycle walks: "
+          "`page_walk`, the topology's figure for PTEs in cache). The munmap thread calls "
+          f"every {lo_us:.0f}-{hi_us:.0f} us, so this is a large part of the readers' time. "
+          "Share of the readers' "
+          f"time in flush handlers / in page walks: N = {NS[0]}: {h8i:.0f}% / {w8i:.0f}% with "
+          f"INVLPG, {h8f:.0f}% / {w8f:.0f}% with full flushes; N = {n_b}: {hi_:.0f}% / "
+          f"{wi_:.0f}% against {hf_:.0f}% / {wf_:.0f}%, where the two balance. From N = "
+          f"{nxt or 'none'} on the INVLPG loop costs the readers more than the refills it "
+          "saves, and the munmap thread, which INVLPGs locally and then waits for the "
+          "slowest handler, prefers a full flush at every N. The published balance point "
+          f"(256 pages, {256 // n_b} times tlbsim's) needs a refill that many times dearer "
+          "relative to INVLPG. Likely causes: walks that miss the caches (the readers' PTEs "
+          "are spread over 2 MiB of page tables for the 1 GiB region, so random walks often "
+          "reach L3 or DRAM, while the topology prices a cache-resident walk), the part's "
+          "turbo clock (up to 2.9 GHz on a 1.4 GHz base, which makes memory-bound walks "
+          "dearer in cycles), and the interrupt cost on the readers (tlbsim charges 600 "
+          "cycles of entry and exit; if the real handler's fixed cost is higher, it weighs "
+          "on both choices and shifts nothing, but a cheaper per-page INVLPG would). The "
+          "kernel's rule also depends on the `tlb_lld_4k` it read from CPUID on that part, "
+          "which is not known (the topology takes 1024 from descriptor 0xC1): with 512, "
+          "shift 1 would mean 256 pages, the published balance point.")
+    lines = []
+    for n in NS:
+        lines.append([n, num(get(0, n), "accesses_per_thread_ms") /
+                      num(get(-1, n), "accesses_per_thread_ms"),
+                      harness(get(-1, n))[1] / harness(get(0, n))[1]])
+    sc = [[i, sh, score_acc[sh], score_call[sh]] for i, sh in enumerate(SHIFTS)]
+    plot("exp3-haswell-i5-balance", """
+set multiplot layout 1,2 title 'haswell-i5-4350u, munmap -t 3 -n N, linux-3.11'
+set title 'INVLPG relative to full flush (>1: INVLPG better)'
+set logscale x 2
+set xrange [7:600]
+set xtics (8,16,32,64,128,256,512)
+set xlabel 'N (pages per munmap)'
+set grid
+set key bottom left
+set arrow 1 from 256,graph 0 to 256,graph 1 nohead dt 2 lc rgb 'gray'
+set label 1 'published balance point' at 256,graph 0.95 right offset -0.5,0
+plot dat('r') using 1:2 with linespoints pt 7 title 'accesses/thread/ms', \
+     dat('r') using 1:3 with linespoints pt 5 title 'munmap calls per second', \
+     1 with lines lc rgb 'black' notitle
+unset logscale x
+unset xrange
+unset arrow 1
+unset label 1
+set title 'per shift: geometric mean over N vs shift -1'
+set xlabel 'tlb_flushall_shift'
+set ylabel '% better than shift -1'
+set xtics ('-1' 0, '0' 1, '1' 2, '2' 3, '3' 4, '4' 5, '5' 6, '6' 7)
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set yrange [-70:25]
+set key top left
+plot dat('s') using 3 title 'accesses/thread/ms' lc rgb '#1a9850', \
+     '' using 4 title 'munmap ns/call' lc rgb '#d73027'
+unset multiplot
+""", {"r": dat(lines), "s": dat(sc)}, size=(1100, 480))
+    s.figure("exp3-haswell-i5-balance", "Left: INVLPG vs full flush per N. Right: score of "
+             "each shift (published best: 1)")
+    return s
+
+
+# ==========================================================================
+# 4. Local range-flush cycles (Dave Hansen, 2014) and mmtests cost tables
+# ==========================================================================
+
+PUB_HANSEN = [(1, 1276), (2, 1505), (4, 2447), (8, 3542), (16, 5041), (32, 9350), (33, 8534)]
+PUB_HANSEN_FULL = 2283
+HANSEN_BIAS = 335
+HANSEN_FULL_N = 64  # above the 33-page ceiling: one full flush
+IVB_GHZ = 2.7       # ivybridge-ep-2s.json clock_ghz
+HANSEN_WL = os.path.join(WORKLOADS, "madv-local-flush.json")
+
+
+def exp4_runs():
+    return [Run(4, n, "ivybridge-ep-2s", HANSEN_WL, "linux-4.5", [f"workload.pages={n}"])
+            for n in [n for n, _ in PUB_HANSEN] + [HANSEN_FULL_N]]
+
+
+def exp4(rows):
+    s = Section(4, "Local range-flush cycles (Dave Hansen, 2014) and mmtests cost tables "
+                   "(Mel Gorman, 2013)", "Hansen's local flush cycles, ivybridge-ep-2s "
+                   "(mmtests tables: not reproduced)")
+    s.add("Hansen traced `flush_tlb_mm_range()` during a kernel build on an IvyBridge "
+          "i5-3320M. New workload `madv-local-flush` (its `imitates`/`simplified` fields say "
+          "what it imitates): one task MADV_DONTNEEDs N populated pages of its own mm and "
+          "faults them back, 200 times, so every call is a local-only flush of N pages. "
+          "Machine: `ivybridge-ep-2s`, the only Ivy Bridge core shipped (a different SKU: "
+          "Xeon E5-2697 v2 at 2.7 GHz, not the mobile i5-3320M; its INVLPG and CR3 costs "
+          "come from Hansen's i5 figures anyway). Policy `linux-4.5`: its 33-page ceiling "
+          "(a5102476a24b, 3.17) is the rule Hansen's data was gathered to set and matches "
+          "his series (INVLPG for 1-33 pages, 'full' above); the 3.11 rule on this "
+          "topology would flush whole above 8 pages (shift 6), unlike the kernel he ran. "
+          "Cycles per call = `local_flush_ns` x 2.7 / calls.")
+    trs, errs, errs_b, lines = [], [], [], []
+    for n, pub in PUB_HANSEN + [("full", PUB_HANSEN_FULL)]:
+        r = rows[str(HANSEN_FULL_N if n == "full" else n)]
+        calls = int(r["op_count"])
+        cyc = num(r, "local_flush_ns") * IVB_GHZ / calls
+        how = "full" if int(r["nr_tlb_local_flush_all"]) else "INVLPG"
+        e, eb = ape(pub, cyc), ape(pub - HANSEN_BIAS, cyc)
+        errs.append(e)
+        errs_b.append(eb)
+        label = f"{n}" if n != "full" else f"full (N = {HANSEN_FULL_N})"
+        trs.append([label, how, fmt(pub), fmt(pub - HANSEN_BIAS), fmt(cyc, 1), pct(e), pct(eb)])
+        lines.append([HANSEN_FULL_N if n == "full" else n, pub, pub - HANSEN_BIAS, cyc])
+    s.add(table(["pages", "tlbsim flush", "published cycles", "published - 335 bias",
+                 "tlbsim cycles", "error", "error vs de-biased"], trs))
+    s.mdape = mdape(errs)
+    s.mdape_of = "8 range sizes"
+    s.add(f"**MdAPE {pct(s.mdape)}** against the published cycles ({pct(mdape(errs_b))} "
+          "against the cycles less the 335-cycle tracing bias Hansen gives as a lower bound).")
+    pub_slope = (9350 - 1276) / 31
+    r1, r32 = rows["1"], rows["32"]
+    sim_slope = (num(r32, "local_flush_ns") / int(r32["op_count"]) -
+                 num(r1, "local_flush_ns") / int(r1["op_count"])) * IVB_GHZ / 31
+    full = num(rows[str(HANSEN_FULL_N)], "local_flush_ns") * IVB_GHZ / \
+        int(rows[str(HANSEN_FULL_N)]["op_count"])
+    one = num(r1, "local_flush_ns") * IVB_GHZ / int(r1["op_count"])
+    s.verdict = (f"shape agrees (linear in pages, a full flush about as cheap as 1-4 "
+                 f"INVLPGs), levels do not: {sim_slope:.0f} vs {pub_slope:.0f} cycles per "
+                 "extra page, no fixed cost")
+    s.add(f"Verdict: {s.verdict}.")
+    s.add(f"Analysis. tlbsim's local flush is only the invalidation instructions: "
+          f"{one:.0f} cycles for one INVLPG (the topology's `invlpg`, Hansen's own 'true "
+          f"cost' of about 100), {sim_slope:.0f} per extra page, {full:.0f} for a CR3 "
+          "write. Hansen's tracepoints bracket all of `flush_tlb_mm_range()`: the tracing "
+          "itself (at least 335 cycles), the function's fixed work (preempt count, "
+          "`mm_cpumask` and `cpumask_any_but()` tests, the `flush_tlb_info` set-up, counting) "
+          f"and a loop that costs about {pub_slope:.0f} cycles per page, not 100 (his own "
+          "reading: 96 cycles per page for 25-page flushes but 219 for 2-page ones). The "
+          "model has no fixed cost per call and prices the loop at the bare instruction. "
+          "Both are missing kernel-path costs rather than hardware numbers; the topology's "
+          "100-cycle INVLPG is right for what it claims to be. What the ceiling rests on is "
+          "kept: the direct cost of a full flush is that of a short range flush (a 1-page "
+          "one in tlbsim, a 3-page one in Hansen's traces), and the refills it causes are "
+          "simulated separately, where experiments 2 and 3 see them.")
+    s.add("Mel Gorman's mmtests `tlbflush` cost tables (benchmarks.md 1.6: i3-3240 2C/4T and "
+          "i7-3770 4C/8T, kernels 3.4.69, 3.13-rc3 and shift 2, n drawn from 8 bands up to "
+          "512, 320 iterations per thread count) are **not reproduced**. No shipped topology "
+          "is either machine, and a machine must be calibrated from hardware facts, not "
+          "derived here. They would need `ivybridge-i3-3240` (1 x 2 x 2, 3.4 GHz) and "
+          "`ivybridge-i7-3770` (1 x 4 x 2, 3.4 GHz): client Ivy Bridge cores with the "
+          "512-entry 4-way STLB of `ivybridge-ep-2s`, CPUID model 0x3A (3.13's shift 1, "
+          "Mel's 2), one socket, and their own IPI and interrupt estimates; plus a workload "
+          "that draws n from mmtests' 8 bands per iteration at its 128 MiB FILE_SIZE. "
+          "Running the thread counts of a 4- or 8-CPU box on the 48-CPU `ivybridge-ep-2s` "
+          "would not test the same thing: Mel's t = 5 and 8 oversubscribe his machines and "
+          "the cost figure is dominated by that.")
+    plot("exp4-hansen-local-flush", """
+set title 'Local flush_tlb_mm_range() cycles vs pages (IvyBridge; tlbsim: ivybridge-ep-2s, linux-4.5)'
+set logscale x 2
+set xrange [0.8:80]
+set xtics ('1' 1, '2' 2, '4' 4, '8' 8, '16' 16, '32' 32, '' 33, 'full' 64)
+set xlabel 'pages flushed'
+set ylabel 'cycles per local flush'
+set grid
+set key top left
+set yrange [0:*]
+plot dat('d') using 1:2 with linespoints pt 7 lc rgb '#d73027' title 'Hansen 2014 (traced)', \
+     dat('d') using 1:3 with linespoints pt 6 dt 2 lc rgb '#d73027' title 'Hansen - 335 tracing bias', \
+     dat('d') using 1:4 with linespoints pt 5 lc rgb '#4575b4' title 'tlbsim local_flush_ns x 2.7'
+""", {"d": dat(lines)})
+    s.figure("exp4-hansen-local-flush", "Cycles per local range flush (the last point is a "
+             "full flush, 64 pages in tlbsim)")
+    return s
+
+
+# ==========================================================================
+# 5. Lazy TLB "even lazier" (calibration.md C)
+# ==========================================================================
+
+SKX_GHZ = 2.6
+SKX_FLUSH_ALL = 210  # skylake-sp-2s-48.json costs.flush_all (one CR3 write)
+
+
+def exp5_runs():
+    return [Run(5, p, "skylake-sp-2s-48", "netperf-lazy", p) for p in ("linux-4.19", "linux-4.20")]
+
+
+def exp5(rows):
+    s = Section(5, "Lazy TLB 'even lazier' (Rik van Riel, 2018; calibration.md C)",
+                "lazy TLB 4.19 vs 4.20, skylake-sp-2s-48, netperf-lazy")
+    s.add("`skylake-sp-2s-48` (2 x 12 x 2 = 48 CPUs), workload `netperf-lazy` (defaults: 48 "
+          "pinned workers, 400 requests of 20 us work and 20 us idle, a one-page "
+          "MADV_DONTNEED every 8th request of worker 0), `linux-4.19` (4.14-4.18 lazy TLB: "
+          "with PCIDs a CPU going idle switches to init_mm at once) against `linux-4.20` (the "
+          "series). Context-switch CPU share = `switch_mm_ns` / (48 x `phase_ns`).")
+    m = {}
+    for p in ("linux-4.19", "linux-4.20"):
+        r = rows[p]
+        cpu_ns = 48 * num(r, "phase_ns")
+        sw = num(r, "switch_mm_ns")
+        cyc = sw * SKX_GHZ
+        cr3 = int(r["switch_mm"]) * SKX_FLUSH_ALL
+        m[p] = {"share": sw / cpu_ns * 100, "atomics": int(r["cpumask_atomics"]),
+                "switch_mm": int(r["switch_mm"]), "cs": int(r["context_switches"]),
+                "cs_rate": int(r["context_switches"]) / (num(r, "phase_ns") / 1e9),
+                "atomic_share": (cyc - cr3) / cyc * 100 if cyc else 0.0,
+                "ipis": int(r["ipis_sent"]), "phase_ms": num(r, "phase_ns") / 1e6,
+                "flush_rate": int(r["op_count"]) / (num(r, "phase_ns") / 1e9)}
+    pub = [("switch_mm share of CPU, 4.19", 1.9, m["linux-4.19"]["share"]),
+           ("share of it in cpumask atomics, 4.19", 50.0, m["linux-4.19"]["atomic_share"]),
+           ("switch_mm share of CPU, 4.20 ('roughly halved')", 0.95, m["linux-4.20"]["share"])]
+    errs = [ape(p, v) for _, p, v in pub]
+    s.add(table(["figure", "published", "tlbsim", "error"],
+                [[a, pct(p, 2), pct(v, 2), pct(ape(p, v))] for a, p, v in pub]))
+    s.mdape = mdape(errs)
+    s.mdape_of = "3 figures (two of them read from words: 'about half', 'roughly halved')"
+    s.add(f"**MdAPE {pct(s.mdape)}**. The 50% and 0.95% are the cover letter's words ('about "
+          "half', 'roughly halved') turned into numbers. The atomics' share in tlbsim is "
+          "`switch_mm_cycles` less one CR3 write (`flush_all`, 210 cycles) per `switch_mm`: "
+          "under 4.19 a switch is exactly atomics plus one CR3 write.")
+    s.add(table(["tlbsim", "4.19", "4.20"], [
+        ["context switches", fmt(m["linux-4.19"]["cs"]), fmt(m["linux-4.20"]["cs"])],
+        ["context switches per second", fmt(m["linux-4.19"]["cs_rate"]),
+         fmt(m["linux-4.20"]["cs_rate"])],
+        ["mm switches (`switch_mm`)", fmt(m["linux-4.19"]["switch_mm"]),
+         fmt(m["linux-4.20"]["switch_mm"])],
+        ["`cpumask_atomics`", fmt(m["linux-4.19"]["atomics"]), fmt(m["linux-4.20"]["atomics"])],
+        ["flushes (MADV_DONTNEED) per second", fmt(m["linux-4.19"]["flush_rate"]),
+         fmt(m["linux-4.20"]["flush_rate"])],
+        ["IPIs", fmt(m["linux-4.19"]["ipis"]), fmt(m["linux-4.20"]["ipis"])],
+        ["switch_mm share of CPU", pct(m["linux-4.19"]["share"], 3),
+         pct(m["linux-4.20"]["share"], 3)]]))
+    red = (1 - m["linux-4.20"]["share"] / m["linux-4.19"]["share"]) * 100
+    s.verdict = (f"direction agrees (4.20 cuts switch_mm time by {red:.0f}% and cpumask atomics "
+                 f"from {m['linux-4.19']['atomics']} to {m['linux-4.20']['atomics']}), but far "
+                 "more than 'roughly halved'")
+    s.add(f"Verdict: {s.verdict}.")
+    s.add("Analysis. The 4.19 level is close (1.9% published): every idle entry switches to "
+          "init_mm and every wake-up back, each with two contended cpumask atomics (the mm's "
+          "and init_mm's masks, across two sockets) and a CR3 write. The agreement of the level is "
+          "partly the workload's doing: each CPU switches every 20 us (the workload's "
+          "burst_us and idle_us, chosen to match the series' description, not a measured "
+          "netperf rate), and the share scales with that rate. tlbsim puts more than "
+          "half of it in the atomics because line transfers on a 48-CPU, 2-socket mask are "
+          "priced at 120-350 cycles and queue behind each other. With the series, tlbsim's "
+          "workers flip between one process and idle, so a lazy CPU returns to the mm it "
+          "still has loaded and does no switch at all: the only switch_mm time left is the "
+          "catch-up CR3 writes after flushes it skipped. The real netperf run also switches "
+          "between different processes (netperf, netserver, softirq and other kernel "
+          "threads) and still runs `switch_mm_irqs_off()` on every switch (its early-return "
+          "tests, barriers and mitigation checks), so only the atomics and CR3 writes of the "
+          "idle round trips went away; the workload has one process and no such "
+          "switches, so it overstates the saving. A netperf-like workload with a second "
+          "process would test this.")
+    plot("exp5-lazy-tlb", """
+set title 'skylake-sp-2s-48, netperf-lazy: switch_mm share of CPU time'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set ylabel '% of CPU time'
+set yrange [0:*]
+set grid ytics
+set key top right
+plot dat('d') using 2:xtic(1) title 'published' lc rgb '#d73027', \
+     '' using 3 title 'tlbsim' lc rgb '#4575b4'
+""", {"d": dat([['"4.18/4.19 (lazy, PCID)"', 1.9, m["linux-4.19"]["share"]],
+                ['"4.20 (lazier)"', 0.95, m["linux-4.20"]["share"]]])})
+    s.figure("exp5-lazy-tlb", "switch_mm share of CPU time (published 4.20 bar: 'roughly "
+             "halved', i.e. 0.95%)")
+    return s
+
+
+# ==========================================================================
+# 6. Withheld results: THP mprotect, riscv MADV_PAGEOUT batching
+# ==========================================================================
+
+THP_THREADS = [1, 2, 4, 8, 16, 32, 64, 128]
+THP_POLICIES = [("linux-3.6 per_4k (before the patch)", "linux-3.6",
+                 ["policy.huge_page_range=per_4k"]),
+                ("linux-3.6 (has_large_page)", "linux-3.6", []),
+                ("linux-4.5 (4K steps, ceiling 33)", "linux-4.5", []),
+                ("linux-4.19 (strides)", "linux-4.19", [])]
+THP_SHIFT0 = [("linux-3.6 per_4k, shift 0", "linux-3.6",
+               ["policy.huge_page_range=per_4k", "policy.tlb_flushall_shift=0"]),
+              ("linux-3.6, shift 0", "linux-3.6", ["policy.tlb_flushall_shift=0"])]
+THP_SHIFT0_THREADS = [1, 16, 128]
+RISCV = ["sifive-unmatched", "th1520", "qemu-riscv-virt"]
+
+
+def exp6_runs():
+    runs = []
+    for label, pol, sets in THP_POLICIES:
+        for t in THP_THREADS:
+            runs.append(Run(6, ("thp", label, t), "nehalem-ep-2s", "mprotect-thp", pol,
+                            sets + [f"workload.threads={t}"]))
+    for label, pol, sets in THP_SHIFT0:
+        for t in THP_SHIFT0_THREADS:
+            runs.append(Run(6, ("thp", label, t), "nehalem-ep-2s", "mprotect-thp", pol,
+                            sets + [f"workload.threads={t}"]))
+    for m in RISCV:
+        for pol in ("riscv-6.7", "riscv-6.8"):
+            runs.append(Run(6, ("rv", m, pol), m, "madv-pageout", pol))
+    return runs
+
+
+def exp6(rows):
+    s = Section(6, "Withheld results: THP mprotect (2012) and riscv MADV_PAGEOUT batching "
+                   "(2024)", "withheld: THP mprotect (nehalem-ep-2s), riscv MADV_PAGEOUT")
+    s.add("The published figures are withheld (benchmarks.md 1.6, mechanisms.md 4): these "
+          "are predictions, checked only against the direction each patch claims.")
+    # THP
+    s.add("### THP mprotect on Nehalem-EP\n\n`nehalem-ep-2s` (2 x 4 x 2, 2.93 GHz, "
+          "`cpuid.tlb_lld_4k` 512, shift 6), workload `mprotect-thp` (1 GiB THP-backed, one "
+          "2 MiB page write-protected per call, 512 calls) with T = 1 ... 128 readers. "
+          "Presets: `linux-3.6` (the THP patch: `has_large_page()` makes a huge page in the "
+          "range a full flush), the same with `--set policy.huge_page_range=per_4k` (before "
+          "the patch: the 2 MiB page counted and INVLPG'd as 512 4K pages), `linux-4.5` (4K "
+          "steps under the 33-page ceiling) and `linux-4.19` (one INVLPG per 2 MiB stride).")
+    labels = [l for l, _, _ in THP_POLICIES]
+
+    def lat(r):  # mean mprotect latency, ns (the harness's ns/call is mostly its 10 ms tail)
+        return num(r, "op_ns_mean")
+    trs = []
+    for t in THP_THREADS:
+        line = [t]
+        for l in labels:
+            r = rows[keystr(("thp", l, t))]
+            line.append(f"{fmt(lat(r))} / {num(r, 'access_ns'):.2f}")
+        trs.append(line)
+    s.add("Mean mprotect latency (ns) / the harness's ns per access. (The harness's own "
+          "mprotect ns/call is 21-51 us here, almost all of it the 10 ms tail spread over "
+          "512 calls, so the latency is the figure that shows the flush.)\n\n"
+          + table(["T"] + labels, trs))
+    r16 = {l: rows[keystr(("thp", l, 16))] for l in labels}
+    miss = int(r16[labels[1]]["tlb_misses"]) / int(r16[labels[1]]["tlb_lookups"]) * 100
+    s.add("How each flushes (T = 16): "
+          + "; ".join(f"{l}: {r16[l]['nr_tlb_local_flush_all']} full, "
+                      f"{r16[l]['nr_tlb_local_flush_one']} INVLPG'd pages" for l in labels)
+          + f". Readers miss the TLB on {miss:.0f}% of their accesses under every policy: "
+          "Nehalem caches 2 MiB translations only in its 32-entry L1 DTLB (the STLB holds 4K "
+          "pages only), and each reader's 512 random pages fall in about 320 distinct huge "
+          "pages, so a full flush destroys little that would have survived anyway. The "
+          "ns-per-access rise from T = 32 on is the harness's formula on an oversubscribed "
+          "machine (16 CPUs).")
+    s0 = []
+    for t in THP_SHIFT0_THREADS:
+        line = [t]
+        for l, _, _ in THP_SHIFT0:
+            r = rows[keystr(("thp", l, t))]
+            line.append(f"{fmt(lat(r))} / {num(r, 'access_ns'):.2f} "
+                        f"({r['nr_tlb_local_flush_all']} full, {r['nr_tlb_local_flush_one']} "
+                        "INVLPG)")
+        s0.append(line)
+    before = rows[keystr(("thp", labels[0], 16))]
+    after = rows[keystr(("thp", labels[1], 16))]
+    a0 = rows[keystr(("thp", THP_SHIFT0[0][0], 16))]
+    a1 = rows[keystr(("thp", THP_SHIFT0[1][0], 16))]
+    b1 = rows[keystr(("thp", THP_SHIFT0[0][0], 1))]
+    c1 = rows[keystr(("thp", THP_SHIFT0[1][0], 1))]
+    s.add("At Nehalem's shift 6 the 3.6 rule INVLPGs at most 512 >> 6 = 8 pages, so a 2 MiB "
+          "page (512 4K pages) is flushed whole with or without the patch: the two `linux-3.6` "
+          "columns differ only by the patch's PMD read per call "
+          f"({fmt(lat(before))} vs {fmt(lat(after))} ns at T = 16). The patch can only "
+          "matter where the rule would step 512 4K pages, i.e. shift 0; the same runs with "
+          "`--set policy.tlb_flushall_shift=0` (a sensitivity check, not Nehalem's setting):"
+          "\n\n" + table(["T"] + [l for l, _, _ in THP_SHIFT0], s0))
+    s.add("Prediction: at shift 0 the patch (flush all instead of 512 INVLPGs over the huge "
+          f"page) cuts the mprotect latency from {fmt(lat(a0))} to {fmt(lat(a1))} ns "
+          f"({(1 - lat(a1) / lat(a0)) * 100:.0f}% less) at T = 16, and the readers' cost per "
+          f"access from {num(b1, 'access_ns'):.1f} to {num(c1, 'access_ns'):.1f} ns at "
+          "T = 1, since each of them no longer runs 512 INVLPGs in every flush IPI; at the "
+          "calibrated shift 6 it changes nothing measurable (one PMD read per call). "
+          "`linux-4.19`'s one INVLPG per huge page is the cheapest of all, by a few ns per "
+          "call.")
+    thp_ok = lat(a1) < lat(a0)
+    # riscv
+    s.add("### riscv MADV_PAGEOUT batching\n\n`madv-pageout` (64 pages, 500 iterations of "
+          "touch + MADV_PAGEOUT, 4 pinned threads keeping the mm live on every hart) under "
+          "`riscv-6.7` (one SBI remote fence per reclaimed page) and `riscv-6.8` "
+          "(BATCHED_UNMAP_TLB_FLUSH: one fence per call). Time in remote fences per call is "
+          "estimated as fences per call x c, where c, the cost of one fence as the caller "
+          "sees it, is the time 6.8 saves per call divided by the fences it saves per call "
+          "(the two presets differ in nothing else on this path; 6.8's one fence flushes "
+          "every ASID, which on these harts costs what a range flush does or little more). "
+          "tlbsim has no counter of time inside the SBI call, so the drop itself follows "
+          "from the fence counts; the share of the call it takes does not.")
+    rv_rows, rv_ok = [], True
+    pred = []
+    for m in RISCV:
+        a, b = rows[keystr(("rv", m, "riscv-6.7"))], rows[keystr(("rv", m, "riscv-6.8"))]
+        ta, tb = num(a, "op_ns_mean"), num(b, "op_ns_mean")
+        ra = int(a["sbi_rfences"]) / int(a["op_count"])
+        rb = int(b["sbi_rfences"]) / int(b["op_count"])
+        c = (ta - tb) / (ra - rb) if ra != rb else float("nan")
+        fa, fb = ra * c, rb * c
+        speed = ta / tb
+        rv_ok = rv_ok and tb < ta and int(b["sbi_rfences"]) < int(a["sbi_rfences"]) and fb < fa
+        rv_rows.append([m, fmt(ta / 1000, 1), fmt(tb / 1000, 1), f"{speed:.2f}x",
+                        a["sbi_rfences"], b["sbi_rfences"], fmt(fa / 1000, 1),
+                        fmt(fb / 1000, 1), pct(fa / ta * 100), pct(fb / tb * 100)])
+        pred.append((m, speed, fa / ta * 100, fb / tb * 100))
+    s.add(table(["machine", "6.7 us/call", "6.8 us/call", "speed-up", "6.7 sbi_rfences",
+                 "6.8 sbi_rfences", "6.7 us in fences", "6.8 us in fences", "6.7 share",
+                 "6.8 share"], rv_rows))
+    s.add("Prediction: " + "; ".join(
+        f"{m} {sp:.2f}x faster, time in remote fences {a:.0f}% -> {b:.0f}% of the call"
+        for m, sp, a, b in pred) + ". The speed-ups are modest because each MADV_PAGEOUT "
+        "call also pays the reclaim work of 64 pages (`page_fault` cycles each, the "
+        "topology's estimate for allocating a page) and the loop faults them back in, "
+        "which batching does not change.")
+    s.mdape = None
+    s.mdape_of = "withheld figures"
+    sp = [x[1] for x in pred]
+    s.verdict = ("THP: " + (f"flushing all beats stepping 4K (mprotect latency "
+                            f"-{(1 - lat(a1) / lat(a0)) * 100:.0f}% at shift 0), as claimed"
+                            if thp_ok else "flushing all does NOT beat stepping 4K")
+                 + "; no effect at Nehalem's own shift 6. riscv: "
+                 + (f"6.8 is {min(sp):.2f}-{max(sp):.2f}x faster per MADV_PAGEOUT with 64 "
+                    "times fewer SBI fences, as claimed" if rv_ok
+                    else "direction NOT as claimed on some machine"))
+    s.add(f"Verdict: {s.verdict}.")
+    lines = []
+    for t in THP_THREADS:
+        lines.append([t] + [num(rows[keystr(("thp", l, t))], "access_ns") for l in labels] +
+                     [num(rows[keystr(("thp", l, t))], "op_ns_mean") for l in labels])
+    rv = [[f'"{m}"', num(rows[keystr(("rv", m, "riscv-6.7"))], "op_ns_mean") / 1000,
+           num(rows[keystr(("rv", m, "riscv-6.8"))], "op_ns_mean") / 1000] for m in RISCV]
+    s0d = []
+    for t in THP_SHIFT0_THREADS:
+        rs = [rows[keystr(("thp", l, t))] for l, _, _ in THP_SHIFT0]
+        s0d.append([t] + [num(r, "access_ns") for r in rs] + [num(r, "op_ns_mean") for r in rs])
+    plot("exp6-withheld", """
+set multiplot layout 1,3 title 'Withheld results: tlbsim predictions'
+set logscale x 2
+set xrange [0.8:160]
+set xtics (1,2,4,8,16,32,64,128)
+set xlabel 'reader threads'
+set grid
+set key top left
+set title 'mprotect-thp, nehalem-ep-2s: mean mprotect latency'
+set ylabel 'ns per call'
+set logscale y
+set key right center
+plot dat('t') using 1:6 with linespoints pt 6 title '3.6 per_4k (before), shift 6', \\
+     dat('t') using 1:7 with linespoints pt 2 title '3.6 has_large_page, shift 6', \\
+     dat('t') using 1:8 with linespoints pt 4 title '4.5', \\
+     dat('t') using 1:9 with linespoints pt 8 title '4.19 (strides)', \\
+     dat('s0') using 1:4 with linespoints pt 7 lw 2 lc rgb '#d73027' title '3.6 per_4k, shift 0', \\
+     dat('s0') using 1:5 with linespoints pt 9 lw 2 lc rgb '#4575b4' title '3.6 has_large_page, shift 0'
+unset logscale y
+set title 'ns per access (harness formula)'
+set ylabel 'ns per access'
+set key top left
+plot dat('t') using 1:2 with linespoints pt 6 title '3.6 per_4k (before), shift 6', \\
+     dat('t') using 1:3 with linespoints pt 2 title '3.6 has_large_page, shift 6', \\
+     dat('t') using 1:5 with linespoints pt 8 title '4.19 (strides)', \\
+     dat('s0') using 1:2 with linespoints pt 7 lw 2 lc rgb '#d73027' title '3.6 per_4k, shift 0', \\
+     dat('s0') using 1:3 with linespoints pt 9 lw 2 lc rgb '#4575b4' title '3.6 has_large_page, shift 0'
+unset logscale x
+unset xrange
+set xtics auto rotate by -15
+set xlabel ''
+set title 'riscv madv-pageout: us per MADV_PAGEOUT'
+set ylabel 'us per call'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set logscale y
+set key top left
+plot dat('rv') using 2:xtic(1) title 'riscv-6.7' lc rgb '#d73027', \\
+     '' using 3 title 'riscv-6.8' lc rgb '#4575b4'
+unset multiplot
+""", {"t": dat(lines), "s0": dat(s0d), "rv": dat(rv)}, size=(1400, 480))
+    s.figure("exp6-withheld", "Predictions for the withheld experiments (no published "
+             "values to plot)")
+    return s
+
+
+# ==========================================================================
+# 7. INVLPGB vs IPIs on will-it-scale tlb_flush2_threads (mechanisms.md 5.1)
+# ==========================================================================
+
+MILAN_T = 36
+
+
+def exp7_runs():
+    runs = []
+    for p in ("linux-6.14", "linux-6.15"):
+        runs.append(Run(7, p, "amd-milan-36c", "tlb_flush2", p, [f"workload.threads={MILAN_T}"]))
+        runs.append(Run(7, p + "/1", "amd-milan-36c", "tlb_flush2", p, ["workload.threads=1"]))
+    return runs
+
+
+def exp7(rows):
+    s = Section(7, "INVLPGB vs IPIs on will-it-scale tlb_flush2_threads (Rik van Riel, 2025; "
+                   "mechanisms.md 5.1)", "INVLPGB vs IPIs, amd-milan-36c, tlb_flush2")
+    s.add(f"`amd-milan-36c` (36 cores, 72 CPUs), workload `tlb_flush2` with "
+          f"`--set workload.threads={MILAN_T}` (will-it-scale pins one task per core; CPUs "
+          "0-35 are the first threads of the 36 cores), `linux-6.14` (IPIs) against "
+          "`linux-6.15` (INVLPGB for mms on more than 3 CPUs). TLB invalidation share of CPU "
+          "= 1 - (loops x the time one loop takes with a single task) / (36 x `phase_ns`): "
+          "with one task no other CPU is in the mask, so no remote invalidation happens, and "
+          "whatever the 36-task loops cost beyond that is the shootdown (IPI sends, spinning "
+          "for acknowledgements, handlers on the targets; under 6.15 INVLPGB and the TLBSYNC "
+          "wait). Summing madvise latencies and handler time instead would count twice a "
+          "handler that runs while its CPU spins in its own flush.")
+    m = {}
+    for p in ("linux-6.14", "linux-6.15"):
+        r, r1 = rows[p], rows[p + "/1"]
+        loop1 = 1e9 / num(r1, "op_per_sec")  # ns per loop, one task
+        share = (1 - int(r["op_count"]) * loop1 / (MILAN_T * num(r, "phase_ns"))) * 100
+        m[p] = {"ops": num(r, "op_per_sec"), "share": share, "ipis": int(r["ipis_sent"]),
+                "bcast": int(r["tlbi_broadcasts"]), "lat": num(r, "op_ns_mean"),
+                "lat1": num(r1, "op_ns_mean")}
+    pub = [("loops/s, 6.14 (vanilla)", 527000, m["linux-6.14"]["ops"], False),
+           ("loops/s, 6.15 (INVLPGB only)", 527000, m["linux-6.15"]["ops"], False),
+           ("TLB invalidation % of CPU, 6.14", 40.0, m["linux-6.14"]["share"], True),
+           ("TLB invalidation % of CPU, 6.15", 4.0, m["linux-6.15"]["share"], True)]
+    errs = [ape(p, v) for _, p, v, _ in pub]
+    s.add(table(["figure", "published", "tlbsim", "error"],
+                [[a, pct(p, 1) if isp else fmt(p), pct(v, 1) if isp else fmt(v), pct(ape(p, v))]
+                 for a, p, v, isp in pub]))
+    s.mdape = mdape(errs)
+    s.mdape_of = "4 figures"
+    s.add(f"**MdAPE {pct(s.mdape)}**.")
+    s.add(table(["tlbsim", "6.14", "6.15"], [
+        ["madvise latency, 36 tasks (ns)", fmt(m["linux-6.14"]["lat"]),
+         fmt(m["linux-6.15"]["lat"])],
+        ["madvise latency, 1 task (ns)", fmt(m["linux-6.14"]["lat1"]),
+         fmt(m["linux-6.15"]["lat1"])],
+        ["IPIs sent", fmt(m["linux-6.14"]["ipis"]), fmt(m["linux-6.15"]["ipis"])],
+        ["INVLPGB instructions", fmt(m["linux-6.14"]["bcast"]), fmt(m["linux-6.15"]["bcast"])]]))
+    gain = m["linux-6.15"]["ops"] / m["linux-6.14"]["ops"]
+    s.verdict = (f"invalidation share falls ({pct(m['linux-6.14']['share'], 0)} -> "
+                 f"{pct(m['linux-6.15']['share'], 0)}; published 40% -> 4%), but loops/s rise "
+                 f"{gain:.1f}x where the published stay at 527k (LRU lock not modelled)")
+    s.add(f"Verdict: {s.verdict}.")
+    s.add("Analysis. The published INVLPGB-only run did not get faster because the time "
+          "saved moved to contention on the LRU lock (`lru_add_drain`; 1157k loops/s once "
+          "that was fixed too). tlbsim charges page allocation and freeing a fixed "
+          "`page_fault` cost with no lock, so every cycle INVLPGB saves becomes throughput: "
+          "its 6.15 gain should be held, if against anything, against the published run with "
+          "both fixes (1157k loops/s, 2.2x vanilla), not the 527k. Its 6.14 loops/s are far above 527k for the same reason and because "
+          "the Milan topology's IPI and interrupt costs are estimates; the invalidation "
+          "share under 6.14 shows the shootdown dominating the loop as published.")
+    plot("exp7-invlpgb", """
+set multiplot layout 1,2 title 'amd-milan-36c, will-it-scale tlb_flush2_threads, 36 tasks'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set grid ytics
+set yrange [0:*]
+set key top left
+set title 'loops per second (thousands)'
+plot dat('l') using 2:xtic(1) title 'published' lc rgb '#d73027', \
+     '' using 3 title 'tlbsim' lc rgb '#4575b4'
+set title 'TLB invalidation, % of CPU'
+plot dat('s') using 2:xtic(1) title 'published' lc rgb '#d73027', \
+     '' using 3 title 'tlbsim' lc rgb '#4575b4'
+unset multiplot
+""", {"l": dat([['"6.14 (IPIs)"', 527, m["linux-6.14"]["ops"] / 1000],
+                ['"6.15 (INVLPGB)"', 527, m["linux-6.15"]["ops"] / 1000]]),
+      "s": dat([['"6.14 (IPIs)"', 40, m["linux-6.14"]["share"]],
+                ['"6.15 (INVLPGB)"', 4, m["linux-6.15"]["share"]]])}, size=(1100, 460))
+    s.figure("exp7-invlpgb", "Published vs simulated: loops/s and the invalidation share")
+    return s
+
+
+# ==========================================================================
+# Driver
+# ==========================================================================
+
+EXPERIMENTS = [("exp1-smt-dedup", exp1_runs, exp1), ("exp2-ivybridge-shift", None, None),
+               ("exp3-haswell-i5-shift", exp3_runs, exp3),
+               ("exp4-hansen-local-flush", exp4_runs, exp4),
+               ("exp5-lazy-tlb", exp5_runs, exp5), ("exp6-withheld", exp6_runs, exp6),
+               ("exp7-invlpgb", exp7_runs, exp7)]
+
+README_BEGIN = "<!-- validation summary: written by plots/report.sh -->"
+README_END = "<!-- end of validation summary -->"
+
+
+def summary_table(sections):
+    rows = []
+    for s in sections:
+        md = s.mdape_text or (pct(s.mdape) if s.mdape is not None else
+                              f"\u2014 ({s.mdape_of})")
+        rows.append([f"[{s.number}](docs/validation.md#{anchor(s)})", s.short, md, s.verdict])
+    return table(["#", "experiment", "MdAPE", "direction of effect"], rows)
+
+
+def anchor(s):
+    text = f"{s.number}. {s.title}".lower()
+    out = []
+    for ch in text:
+        if ch.isalnum() or ch in "-_":
+            out.append(ch)
+        elif ch == " ":
+            out.append("-")
+    return "".join(out)
+
+
+def write_doc(sections, seconds, runs, full):
+    head = f"""# Validation: tlbsim against published measurements
+
+Generated by `plots/report.sh` (`plots/validate.py`): {runs} tlbsim runs, 2 at a time, took
+{seconds:.0f} s wall on this project's shared 2-core machine. The raw CSVs are in `plots/out/`
+(not committed), the figures in `docs/img/validation/`. Published values are typed in from
+`../shared/spec` (calibration.md Part 2, benchmarks.md 1.6 and 2.1, mechanisms.md 3.3, 4, 5.1).
+
+Rules: every machine, workload and policy is the shipped file, calibrated once and not touched
+for these experiments; the only changes are the `--set` values each section names (thread
+counts, range sizes, the debugfs shift the published runs set by hand). One workload was added
+for experiment 4 (`workloads/madv-local-flush.json`, a harness that did not exist); its only cost
+parameter is the 12-cycle access of the munmap harness. Error = |tlbsim - published| /
+published; MdAPE = the median of those errors over an experiment's cells. "Direction of effect"
+asks whether the policy helps or hurts where the authors said it does.
+
+## Summary
+
+{summary_table(sections).replace("docs/validation.md", "")}
+
+What the numbers say, in short: tlbsim reproduces *which way* each mechanism moves the
+counters it controls (IPIs, received flushes, full vs single-page flushes, cpumask atomics,
+SBI fences, the knee of the 3.x rule, exactly), but levels that depend on costs nobody has
+measured (IPI delivery, interrupt entry, kernel paths around the flush, memory-level
+parallelism of the benchmark loops) are off by tens of percent to several times, and effects
+that travel through mechanisms the model lacks (SMT siblings slowing each other, the LRU lock,
+the tracing and function overhead around a flush) are missing. The per-section analyses say
+which.
+"""
+    body = "\n".join(s.markdown() for s in sections)
+    with open(DOC, "w") as f:
+        f.write(head + "\n" + body)
+
+
+def update_readme(sections):
+    with open(README) as f:
+        text = f.read()
+    if README_BEGIN not in text:
+        return
+    a = text.index(README_BEGIN) + len(README_BEGIN)
+    b = text.index(README_END)
+    text = text[:a] + "\n" + summary_table(sections) + "\n" + text[b:]
+    with open(README, "w") as f:
+        f.write(text)
+
+
+def cost_rank(run):
+    """Sort key: expected run time, longest first (a rough guess, for scheduling only)."""
+    if run.workload == "munmap":
+        sets = dict(x.split("=", 1) for x in run.sets)
+        n = int(sets.get("workload.pages_per_munmap", "8"))
+        t = int(sets.get("workload.threads", "12"))
+        big = 2 if sets.get("workload.file_size", "1G") == "1G" else 1
+        return -(big * (t + 4) * 100000 // n)
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tlbsim", default=os.environ.get("TLBSIM",
+                                                       os.path.join(ROOT, "build", "tlbsim")))
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "2")))
+    ap.add_argument("--reuse", action="store_true")
+    ap.add_argument("--full", action="store_true", default=os.environ.get("FULL") == "1")
+    ap.add_argument("--only", default="",
+                    help="comma-separated experiment numbers to run (the others' CSVs are reused)")
+    args = ap.parse_args()
+    os.makedirs(OUT, exist_ok=True)
+    os.makedirs(IMG, exist_ok=True)
+    if not shutil.which("gnuplot"):
+        raise SystemExit("gnuplot not found (apt-get install gnuplot-nox)")
+    only = {int(x) for x in args.only.split(",") if x}
+    plan = []
+    for name, runs_fn, _ in EXPERIMENTS:
+        if only and int(name[3]) not in only:
+            continue
+        runs = exp2_runs(args.full) if name.startswith("exp2") else runs_fn()
+        plan.append((name, runs))
+    started = time.monotonic()
+    nruns = sum(len(r) for _, r in plan)
+    if not args.reuse:
+        if not os.access(args.tlbsim, os.X_OK):
+            raise SystemExit(f"no tlbsim at {args.tlbsim} (build it, or set TLBSIM)")
+        # One pool for everything, the long munmap runs (small N) first, so
+        # that the slots stay busy to the end.
+        everything = sorted((r for _, runs in plan for r in runs), key=cost_rank)
+        print(f"validate: {len(everything)} runs, {args.jobs} at a time", file=sys.stderr)
+        results = execute(everything, args.tlbsim, args.jobs)
+        for name, runs in plan:
+            write_csv(name, runs, results)
+    seconds = time.monotonic() - started
+    sections = []
+    for name, _, fn in EXPERIMENTS:
+        if not os.path.exists(os.path.join(OUT, name + ".csv")):
+            print(f"validate: no {name}.csv yet, section left out", file=sys.stderr)
+            continue
+        rows = read_csv(name)
+        if name.startswith("exp2"):
+            sections.append(exp2(rows, args.full))
+        else:
+            sections.append(fn(rows))
+    if args.reuse or only:
+        # Keep the timing of the full run that made the CSVs.
+        try:
+            with open(os.path.join(OUT, "seconds")) as f:
+                seconds = float(f.read())
+        except OSError:
+            pass
+    else:
+        with open(os.path.join(OUT, "seconds"), "w") as f:
+            f.write(f"{seconds:.1f}\n")
+    write_doc(sections, seconds, nruns, args.full)
+    update_readme(sections)
+    print(summary_table(sections))
+    print(f"validate: {nruns} runs, {seconds:.0f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
