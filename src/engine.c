@@ -42,11 +42,12 @@
  *   looked at the next event); an event then scheduled before last makes the
  *   queue re-bucket everything around the new time (rare, O(pending)).
  * - Lanes: every event may belong to a lane (an integer the model chooses),
- *   and each lane keeps its pending (time, seq) keys in two binary heaps, all
- *   and tracked, so engine_lane_next_time() is one load and a lane with many
- *   pending events (thousands of sleepers on one CPU) stays logarithmic.  A
- *   tournament tree over the lanes' tracked minima answers
- *   engine_tracked_next_time() in one load.
+ *   and each lane keeps its pending (time, seq) keys in two disjoint binary
+ *   heaps, tracked and local (engine_schedule_local()), so
+ *   engine_lane_next_time() is two loads, each event costs one heap push and
+ *   one pop, and a lane with many pending events (thousands of sleepers on
+ *   one CPU) stays logarithmic.  A tournament tree over the lanes' tracked
+ *   minima answers engine_tracked_next_time() in one load.
  * - Measured with bench/bench_engine.c (see README, "Performance"): the radix
  *   heap replaced a 4-ary heap of 40-byte events, which did 0.5-0.9x the holds
  *   per second of a plain binary heap; it does more at every size.
@@ -103,13 +104,13 @@ struct key_heap {
 };
 
 /*
- * A lane's pending keys: all of them, and the tracked ones.  The event being
- * dispatched is the global minimum, so it is also the minimum of its lane's
- * heaps: removal is always a pop.
+ * A lane's pending keys, tracked and local ones apart.  The event being
+ * dispatched is the global minimum, so it is also the minimum of the heap of
+ * its lane that holds it: removal is always a pop.
  */
 struct lane {
-	struct key_heap all;
 	struct key_heap tracked;
+	struct key_heap local;
 };
 
 struct engine {
@@ -330,8 +331,8 @@ void engine_free(struct engine *engine)
 	if (!engine)
 		return;
 	for (unsigned i = 0; i < engine->nr_lanes; i++) {
-		g_free(engine->lanes[i].all.keys);
 		g_free(engine->lanes[i].tracked.keys);
+		g_free(engine->lanes[i].local.keys);
 	}
 	g_free(engine->lanes);
 	g_free(engine->tree);
@@ -401,9 +402,10 @@ static void tree_update(struct engine *engine, unsigned index)
 static void lane_add(struct engine *engine, unsigned index, struct event_key key, bool tracked)
 {
 	struct lane *lane = &engine->lanes[index];
-	key_heap_push(&lane->all, key);
-	if (!tracked)
+	if (!tracked) {
+		key_heap_push(&lane->local, key);
 		return;
+	}
 	uint64_t before = key_heap_min(&lane->tracked);
 	key_heap_push(&lane->tracked, key);
 	if (key_heap_min(&lane->tracked) != before)
@@ -414,10 +416,11 @@ static void lane_add(struct engine *engine, unsigned index, struct event_key key
 static void lane_remove(struct engine *engine, unsigned index, uint64_t seq)
 {
 	struct lane *lane = &engine->lanes[index];
-	key_heap_pop(&lane->all, seq);
 	if (lane->tracked.len && lane->tracked.keys[0].seq == seq) {
 		key_heap_pop(&lane->tracked, seq);
 		tree_update(engine, index);
+	} else {
+		key_heap_pop(&lane->local, seq);
 	}
 }
 
@@ -429,7 +432,9 @@ uint64_t engine_tracked_next_time(const struct engine *engine)
 uint64_t engine_lane_next_time(const struct engine *engine, unsigned lane)
 {
 	g_assert(lane < engine->nr_lanes);
-	return key_heap_min(&engine->lanes[lane].all);
+	uint64_t tracked = key_heap_min(&engine->lanes[lane].tracked);
+	uint64_t local = key_heap_min(&engine->lanes[lane].local);
+	return tracked < local ? tracked : local;
 }
 
 uint64_t engine_now(const struct engine *engine)
