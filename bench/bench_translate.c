@@ -14,15 +14,18 @@
  *
  * The bare model ("the physical limit" of a software set-associative TLB) has
  * only what a lookup needs: per structure an array of tags (page number + 1,
- * 0 = invalid) and one of LRU stamps, set = page number % sets, the first
- * invalid way or else the least recently used one is filled.  It takes the
+ * 0 = invalid) and one of LRU stamps, set = page number % sets (a mask), the
+ * first invalid way or else the least recently used one is filled, with
+ * branch-free scans of the ways.  It takes the
  * geometry from the same topology and, with the same replacement, finds the
  * same hits: the benchmark checks that both count the same L1 hits, STLB hits
  * and walks, so they did the same work.  It does not model what tlbsim must
  * keep besides (ASIDs, owners, PTE generations, permissions, stale checks,
  * counters, the page-table entry a hit is checked against).
  *
- * Times are CPU time (see bench.h).  Usage: bench_translate [--quick] [--reps N]
+ * Times are CPU time (see bench.h).
+ * Usage: bench_translate [--quick] [--reps N] [--cpus 1|2] [--model tlbsim|bare]
+ * (--cpus and --model restrict the run, for profiling; a model not run shows 0).
  */
 #include "bench.h"
 #include <stdbool.h>
@@ -173,7 +176,8 @@ static double run_tlbsim(struct rig *r, const uint64_t (*pages)[PAGES], unsigned
 /* ---- (b) the bare model ----------------------------------------------------- */
 
 struct bare_tlb {
-	unsigned sets, ways;
+	unsigned ways;
+	uint64_t set_mask; /* sets - 1: the sets are a power of two (checked) */
 	uint64_t clock;
 	uint64_t *tag;   /* sets * ways: page number + 1, 0 = invalid */
 	uint64_t *stamp; /* last fill or hit */
@@ -181,8 +185,14 @@ struct bare_tlb {
 
 static void bare_init(struct bare_tlb *t, const struct tlb_geometry *g)
 {
+	unsigned sets = g->entries / g->ways;
+
+	if (sets & (sets - 1)) {
+		fprintf(stderr, "bench_translate: the bare model needs a power-of-two set count\n");
+		exit(1);
+	}
 	t->ways = g->ways;
-	t->sets = g->entries / g->ways;
+	t->set_mask = sets - 1;
 	t->clock = 0;
 	t->tag = calloc(g->entries, sizeof(*t->tag));
 	t->stamp = calloc(g->entries, sizeof(*t->stamp));
@@ -196,28 +206,38 @@ static void bare_destroy(struct bare_tlb *t)
 	free(t->stamp);
 }
 
+/*
+ * The lookup and the victim search are written the way a fast simulator
+ * would: one branch-free pass over the ways (which way hits, or is the
+ * oldest, is unpredictable), the running minimum kept in a register.
+ */
 static inline bool bare_lookup(struct bare_tlb *t, uint64_t vpn)
 {
-	uint64_t *tag = &t->tag[vpn % t->sets * t->ways];
+	size_t base = (vpn & t->set_mask) * t->ways;
+	const uint64_t *tag = &t->tag[base];
+	unsigned hit = t->ways;
 
-	for (unsigned w = 0; w < t->ways; w++) {
-		if (tag[w] == vpn + 1) {
-			t->stamp[&tag[w] - t->tag] = ++t->clock;
-			return true;
-		}
-	}
-	return false;
+	for (unsigned w = t->ways; w-- > 0;)
+		hit = tag[w] == vpn + 1 ? w : hit;
+	if (hit == t->ways)
+		return false;
+	t->stamp[base + hit] = ++t->clock;
+	return true;
 }
 
 static inline void bare_fill(struct bare_tlb *t, uint64_t vpn)
 {
-	size_t base = vpn % t->sets * t->ways, victim = base;
+	size_t base = (vpn & t->set_mask) * t->ways;
+	const uint64_t *stamp = &t->stamp[base];
+	uint64_t oldest = stamp[0];
+	unsigned victim = 0;
 
-	for (size_t i = base + 1; i < base + t->ways; i++)
-		if (t->stamp[i] < t->stamp[victim])
-			victim = i;
-	t->tag[victim] = vpn + 1;
-	t->stamp[victim] = ++t->clock;
+	for (unsigned w = 1; w < t->ways; w++) {
+		victim = stamp[w] < oldest ? w : victim;
+		oldest = stamp[w] < oldest ? stamp[w] : oldest;
+	}
+	t->tag[base + victim] = vpn + 1;
+	t->stamp[base + victim] = ++t->clock;
 }
 
 /* Which topology structure is the 4K level-1 TLB and which the level-2 one. */
@@ -294,6 +314,8 @@ static void print_mix(const struct mix *m)
 {
 	double n = (double)(m->l1_hits + m->stlb_hits + m->walks);
 
+	if (n == 0)
+		n = 1;
 	printf("%.0f / %.0f / %.0f", 100.0 * (double)m->l1_hits / n,
 	       100.0 * (double)m->stlb_hits / n, 100.0 * (double)m->walks / n);
 }
@@ -302,14 +324,23 @@ int main(int argc, char **argv)
 {
 	uint64_t n = ACCESSES_FULL;
 	int reps = 5;
+	unsigned only_cpus = 0;
+	const char *only_model = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0) {
 			n = ACCESSES_QUICK;
 		} else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
 			reps = atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--cpus") == 0 && i + 1 < argc) {
+			only_cpus = (unsigned)atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc &&
+			   (strcmp(argv[i + 1], "tlbsim") == 0 || strcmp(argv[i + 1], "bare") == 0)) {
+			only_model = argv[++i];
 		} else {
-			fprintf(stderr, "usage: %s [--quick] [--reps N]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [--quick] [--reps N] [--cpus 1|2] [--model tlbsim|bare]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -329,22 +360,30 @@ int main(int argc, char **argv)
 	       (unsigned long long)n, PAGES, reps);
 	printf("| model | CPUs | L1 / STLB hits / walks %% | M accesses/s | ratio to bare loop |\n");
 	printf("|---|---|---:|---:|---:|\n");
+	bool want_sim = !only_model || strcmp(only_model, "tlbsim") == 0;
+	bool want_bare = !only_model || strcmp(only_model, "bare") == 0;
 	for (unsigned nr_cpus = 1; nr_cpus <= 2; nr_cpus++) {
+		if (only_cpus && nr_cpus != only_cpus)
+			continue;
 		double sim[MAX_REPETITIONS], bare[MAX_REPETITIONS], ratio[MAX_REPETITIONS];
 		struct mix msim = {0, 0, 0}, mbare = {0, 0, 0};
 		struct rig rig;
 
 		rig_init(&rig);
-		run_tlbsim(&rig, (const uint64_t(*)[PAGES])pages, nr_cpus, n / 4, &(struct mix){0});
+		if (want_sim)
+			run_tlbsim(&rig, (const uint64_t(*)[PAGES])pages, nr_cpus, n / 4,
+				   &(struct mix){0});
 		/* Interleaved so a noisy neighbour hits both alike. */
 		for (int r = 0; r < reps; r++) {
-			sim[r] = run_tlbsim(&rig, (const uint64_t(*)[PAGES])pages, nr_cpus, n,
-					    &msim) / 1e6;
-			bare[r] = run_bare(rig.topo, (const uint64_t(*)[PAGES])pages, nr_cpus, n / 4,
-					   n, &mbare) / 1e6;
-			ratio[r] = sim[r] / bare[r];
+			sim[r] = want_sim ? run_tlbsim(&rig, (const uint64_t(*)[PAGES])pages,
+						       nr_cpus, n, &msim) / 1e6
+					  : 0;
+			bare[r] = want_bare ? run_bare(rig.topo, (const uint64_t(*)[PAGES])pages,
+						       nr_cpus, n / 4, n, &mbare) / 1e6
+					    : 0;
+			ratio[r] = want_sim && want_bare ? sim[r] / bare[r] : 0;
 		}
-		if (memcmp(&msim, &mbare, sizeof(msim)) != 0) {
+		if (want_sim && want_bare && memcmp(&msim, &mbare, sizeof(msim)) != 0) {
 			fprintf(stderr, "bench_translate: the models disagree (l1 %llu/%llu)\n",
 				(unsigned long long)msim.l1_hits, (unsigned long long)mbare.l1_hits);
 			return 1;
