@@ -220,9 +220,18 @@ static void queue_refill(struct engine *engine)
 	unsigned i = 1 + (unsigned)__builtin_ctzll(engine->nonempty);
 	struct bucket *from = &engine->buckets[i];
 	struct bucket *b0 = &engine->buckets[0];
+	b0->head = b0->len = 0;
+	if (from->len == 1) {
+		/* Common with few pending events: it is the next one. */
+		engine->last = from->items[0].time;
+		bucket_append(b0, from->items[0]);
+		from->len = 0;
+		engine->nonempty &= ~(UINT64_C(1) << (i - 1));
+		return;
+	}
+
 	uint64_t last = bucket_min_time(from);
 
-	b0->head = b0->len = 0;
 	engine->last = last;
 	for (uint32_t k = 0; k < from->len; k++) {
 		struct item it = from->items[k];
