@@ -18,18 +18,20 @@
  * increments would need libm's log() and cost more than the hold itself at
  * small N; uniform ones are the other classic choice.)
  *
- * Usage: bench_engine [--quick]
+ * Output: a Markdown table, one row per queue and size: Mholds/s as the
+ * median (min-max) of the repetitions, and the engine's ratio to the plain
+ * heap, as the median (min-max) of the ratios of interleaved repetitions.
+ *
+ * Usage: bench_engine [--quick] [--reps N] [--size N] [--queue engine|lanes|plain]
+ * (--size and --queue restrict the run to one size or one queue, for profiling).
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime() under -std=c11 */
+#include "bench.h"
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "tlbsim/engine.h"
 
-#define REPETITIONS 5
+#define MAX_REPETITIONS 64
 /* Power of two so a uniform draw is a mask, not a division. */
 #define MEAN_INCREMENT 1024
 #define HOLDS_FULL 1000000
@@ -53,14 +55,6 @@ static inline uint64_t rng_next(uint64_t *state)
 static inline uint64_t increment(uint64_t *rng)
 {
 	return rng_next(rng) & (2 * MEAN_INCREMENT - 1);
-}
-
-static double seconds_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* ---- (a) tlbsim's engine -------------------------------------------------- */
@@ -98,10 +92,10 @@ static double run_engine(size_t n, uint64_t warmup, uint64_t holds, unsigned lan
 		engine_schedule(h.engine, increment(&h.rng), hold_lane(&h, i), hold_fn, &h, i);
 	if (engine_run(h.engine, ENGINE_NEVER, warmup) != ENGINE_EVENT_LIMIT)
 		abort();
-	start = seconds_now();
+	start = bench_cpu_seconds();
 	if (engine_run(h.engine, ENGINE_NEVER, holds) != ENGINE_EVENT_LIMIT)
 		abort();
-	elapsed = seconds_now() - start;
+	elapsed = bench_cpu_seconds() - start;
 	if (engine_pending(h.engine) != n || engine_events_dispatched(h.engine) != warmup + holds)
 		abort();
 	engine_free(h.engine);
@@ -189,9 +183,9 @@ static double run_plain(size_t n, uint64_t warmup, uint64_t holds)
 	for (size_t i = 0; i < n; i++)
 		plain_push(&h, increment(&rng), i);
 	plain_holds(&h, &rng, warmup);
-	start = seconds_now();
+	start = bench_cpu_seconds();
 	last = plain_holds(&h, &rng, holds);
-	elapsed = seconds_now() - start;
+	elapsed = bench_cpu_seconds() - start;
 	/* Uses the result (so the loop stays) and checks the heap order. */
 	if (h.len != n || last > h.a[0].time)
 		abort();
@@ -201,55 +195,96 @@ static double run_plain(size_t n, uint64_t warmup, uint64_t holds)
 
 /* ---- driver ----------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
+enum queue { Q_ENGINE, Q_LANES, Q_PLAIN, NR_QUEUES };
 
-	return (x > y) - (x < y);
-}
+static const char *const queue_options[NR_QUEUES] = {"engine", "lanes", "plain"};
 
-/* Sorts @v in place. */
-static double median(double *v, size_t n)
+static const char *const queue_names[NR_QUEUES] = {
+    [Q_ENGINE] = "engine, no lanes (`engine_schedule`)",
+    [Q_LANES] = "engine, 9 lanes",
+    [Q_PLAIN] = "plain binary heap",
+};
+
+/* One timed run of @q; returns Mholds/s. */
+static double run_queue(enum queue q, size_t n, uint64_t warmup, uint64_t holds)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
-	return v[n / 2];
+	switch (q) {
+	case Q_ENGINE:
+		return run_engine(n, warmup, holds, 0) / 1e6;
+	case Q_LANES:
+		return run_engine(n, warmup, holds, 9) / 1e6;
+	default:
+		return run_plain(n, warmup, holds) / 1e6;
+	}
 }
 
 int main(int argc, char **argv)
 {
 	uint64_t holds = HOLDS_FULL;
+	int reps = 5;
+	size_t only_size = 0;
+	int only_queue = -1;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0) {
 			holds = HOLDS_QUICK;
+		} else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+			reps = atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
+			only_size = (size_t)strtoull(argv[++i], NULL, 10);
+		} else if (strcmp(argv[i], "--queue") == 0 && i + 1 < argc) {
+			i++;
+			for (int q = 0; q < NR_QUEUES; q++)
+				if (strcmp(argv[i], queue_options[q]) == 0)
+					only_queue = q;
+			if (only_queue < 0)
+				goto usage;
 		} else {
-			fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+usage:
+			fprintf(stderr,
+				"usage: %s [--quick] [--reps N] [--size N] [--queue engine|lanes|plain]\n",
+				argv[0]);
 			return 2;
 		}
 	}
+	if (reps < 1 || reps > MAX_REPETITIONS) {
+		fprintf(stderr, "%s: --reps must be 1..%d\n", argv[0], MAX_REPETITIONS);
+		return 2;
+	}
 
-	printf("hold benchmark: %llu timed holds per run, increments uniform in [0, %d) cycles\n",
-	       (unsigned long long)holds, 2 * MEAN_INCREMENT);
-	printf("Mholds/s = median of %d runs [min, max]\n\n", REPETITIONS);
-	printf("%8s  %-24s  %-24s  %-24s  %s\n", "N", "engine Mholds/s", "engine, 9 lanes",
-	       "plain heap Mholds/s", "engine/plain");
+	printf("Hold benchmark: %llu timed holds per run (CPU time), increments uniform in "
+	       "[0, %d) cycles; median (min–max) of %d runs\n\n",
+	       (unsigned long long)holds, 2 * MEAN_INCREMENT, reps);
+	printf("| queue | pending | Mholds/s | ratio to plain heap |\n");
+	printf("|---|---:|---:|---:|\n");
 	for (size_t s = 0; s < sizeof(queue_sizes) / sizeof(queue_sizes[0]); s++) {
 		size_t n = queue_sizes[s];
+		if (only_size && n != only_size)
+			continue;
 		uint64_t warmup = 2 * n + holds / 10;
-		double eng[REPETITIONS], laned[REPETITIONS], plain[REPETITIONS], me, ml, mp;
+		double rate[NR_QUEUES][MAX_REPETITIONS], ratio[NR_QUEUES][MAX_REPETITIONS];
 
 		/* Interleaved so a noisy neighbour hits all alike. */
-		for (int r = 0; r < REPETITIONS; r++) {
-			eng[r] = run_engine(n, warmup, holds, 0) / 1e6;
-			laned[r] = run_engine(n, warmup, holds, 9) / 1e6;
-			plain[r] = run_plain(n, warmup, holds) / 1e6;
+		for (int r = 0; r < reps; r++) {
+			for (int q = 0; q < NR_QUEUES; q++)
+				rate[q][r] = only_queue < 0 || q == only_queue || q == Q_PLAIN
+						     ? run_queue((enum queue)q, n, warmup, holds)
+						     : 0;
+			for (int q = 0; q < NR_QUEUES; q++)
+				ratio[q][r] = rate[q][r] / rate[Q_PLAIN][r];
 		}
-		me = median(eng, REPETITIONS);
-		ml = median(laned, REPETITIONS);
-		mp = median(plain, REPETITIONS);
-		printf("%8zu  %6.2f [%6.2f, %6.2f]    %6.2f [%6.2f, %6.2f]    %6.2f [%6.2f, %6.2f]    %5.2f\n",
-		       n, me, eng[0], eng[REPETITIONS - 1], ml, laned[0], laned[REPETITIONS - 1], mp,
-		       plain[0], plain[REPETITIONS - 1], me / mp);
+		for (int q = 0; q < NR_QUEUES; q++) {
+			if (only_queue >= 0 && q != only_queue && q != Q_PLAIN)
+				continue;
+			struct bench_stats st = bench_stats_of(rate[q], (size_t)reps);
+			struct bench_stats rt = bench_stats_of(ratio[q], (size_t)reps);
+
+			printf("| %s | %zu | ", queue_names[q], n);
+			bench_print_stats(&st, 2);
+			printf(" | ");
+			bench_print_stats(&rt, 2);
+			printf(" |\n");
+		}
 	}
 	return 0;
 }

@@ -11,94 +11,119 @@
  * optimistic execution, one queue for the whole simulation.
  *
  * Notes:
- * - Events are stored by value in an implicit ENGINE_HEAP_ARITY-ary min-heap in
- *   one growable array; scheduling never mallocs except to double the array.
  * - Key = (time, seq), seq a 64-bit counter bumped on every engine_schedule().
  *   seq is unique, so the order is total and a run is deterministic; equal
  *   times fire FIFO, as libuv's timer_less_than() does.  2^63 schedules do not
  *   happen, so seq never reaches its top bit, which engine_schedule_last()
  *   sets: such an event sorts after every ordinary event of the same time.
+ * - The queue is a radix heap (Ahuja, Mehlhorn, Orlin, Tarjan 1990), which
+ *   exploits what a discrete-event queue guarantees: no event is scheduled
+ *   before the one being dispatched.  With @last the time of the latest
+ *   event taken out, an event of time t sits in bucket 0 if t == last, else in
+ *   bucket 64 - clz(t ^ last), the position of the highest bit in which t
+ *   differs from last.  Every time in bucket i is smaller than every time in
+ *   bucket j > i.  Scheduling appends to a bucket: O(1).  When bucket 0 is
+ *   empty, the first non-empty bucket is scanned for its smallest time, which
+ *   becomes @last, and its events move to lower buckets; an event only ever
+ *   moves down, so it moves at most 64 times and in practice about log2 of
+ *   how far ahead it was scheduled.  The buckets are arrays read and written
+ *   in order: unlike a heap's sifts, no access depends on a comparison.
+ * - Bucket 0 (the events at time @last) is kept sorted by seq, so it is
+ *   consumed in (time, seq) order: it is sorted when it is refilled, and an
+ *   event scheduled at @last has a larger seq than any pending one, so it goes
+ *   at the end, except before engine_schedule_last() events (insertion).
+ * - Events are stored as (time, seq, payload slot); the payload (fn, target,
+ *   arg, lane) stays put in payload[] while the key moves between buckets.
+ *   Slots are recycled LIFO: the one a dispatched event frees is the one the
+ *   event it schedules takes, so the payload touched per event stays cached.
+ * - Invariant: every pending time >= last, and last <= now while events are
+ *   dispatched (asserted on schedule), so now never moves backwards.  Only
+ *   after engine_run() stopped at its time limit may last exceed now (it
+ *   looked at the next event); an event then scheduled before last makes the
+ *   queue re-bucket everything around the new time (rare, O(pending)).
  * - Lanes: every event may belong to a lane (an integer the model chooses),
- *   and each lane keeps its pending (time, seq) keys in two binary heaps, all
- *   and tracked, so engine_lane_next_time() is one load and a lane with many
- *   pending events (thousands of sleepers on one CPU) stays logarithmic.  A
- *   tournament tree over the lanes' tracked minima answers
- *   engine_tracked_next_time() in one load.
- * - Invariant: for every i > 0, heap[(i - 1) / ARITY] is not after heap[i], and
- *   every event in the heap has time >= now (asserted on schedule), so now
- *   never moves backwards.
- * - The event being dispatched stays in heap[0] while its fn runs
- *   (root_taken): it is no longer pending, but the slot is only refilled after
- *   fn returns, or by the first event fn schedules.  Most events schedule a
- *   successor (a CPU's next step, an IPI's arrival), so pop + push becomes one
- *   sift-down from the root instead of a sift-down and a sift-up: 7% fewer
- *   instructions and 5-10% more holds/s in bench/bench_engine.c.
- * - next_time caches the earliest pending time (ENGINE_NEVER when none), so
- *   engine_next_time(), called before every simulated memory access, is one
- *   load even while the root is taken.
+ *   and each lane keeps its pending (time, seq) keys in two disjoint binary
+ *   heaps, tracked and local (engine_schedule_local()), so
+ *   engine_lane_next_time() is two loads, each event costs one heap push and
+ *   one pop, and a lane with many pending events (thousands of sleepers on
+ *   one CPU) stays logarithmic.  A tournament tree over the lanes' tracked
+ *   minima answers engine_tracked_next_time() in one load.
+ * - Measured with bench/bench_engine.c (see README, "Performance"): the radix
+ *   heap replaced a 4-ary heap of 40-byte events, which did 0.5-0.9x the holds
+ *   per second of a plain binary heap; it does more at every size.
  */
+#include <string.h>
 #include <glib.h>
 #include "tlbsim/engine.h"
 
-/*
- * 4: a node's children are 4 consecutive events (160 bytes, 2.5 cache lines)
- * and the tree is half as deep as a binary one, so a pop touches fewer lines.
- * Measured with bench/bench_engine.c on a 2-core Sapphire Rapids VM: 4-ary
- * does 1.1-1.4x the holds/s of 2-ary at 4096-65536 pending events, and
- * 1.1x those of 8-ary (run-to-run noise there is about 15%).  Overridable
- * with -D only to repeat that measurement.
- */
-#ifndef ENGINE_HEAP_ARITY
-#define ENGINE_HEAP_ARITY 4
-#endif
+#define NR_BUCKETS 65 /* bucket 0, and one per bit position of a 64-bit time */
 
-/* 64 events = 2.5 KiB: a small model never grows the array. */
+/* 64 events: a small model never grows the payload arrays. */
 #define ENGINE_INITIAL_CAPACITY 64
+/* Bucket 0 refills of up to this many events are insertion-sorted. */
+#define SMALL_SORT 16
 
 #define SEQ_LAST (UINT64_C(1) << 63)
 /* With SEQ_LAST: rank in bits 40..62, insertion order in bits 0..39. */
 #define SEQ_RANK_SHIFT 40
 #define SEQ_LOW_MASK ((UINT64_C(1) << SEQ_RANK_SHIFT) - 1)
 
-struct event {
+struct event_key {
 	uint64_t time;
 	uint64_t seq; /* SEQ_LAST set: after ordinary events of the same time */
+};
+
+/* A pending event in a bucket: its key and where its payload is. */
+struct item {
+	uint64_t time;
+	uint64_t seq;
+	uint32_t slot;
+};
+
+/* What an event does; stays in its slot of payload[] while it is pending. */
+struct payload {
 	engine_fn fn;
 	void *target;
 	uint64_t arg;
 	unsigned lane;
 };
 
-struct lane_key {
-	uint64_t time;
-	uint64_t seq;
+/* An array of items; bucket 0 is consumed from @head. */
+struct bucket {
+	struct item *items;
+	uint32_t head;
+	uint32_t len;
+	uint32_t cap;
 };
 
 /* A binary min-heap of (time, seq) keys. */
 struct key_heap {
-	struct lane_key *keys;
+	struct event_key *keys;
 	unsigned len;
 	unsigned cap;
 };
 
 /*
- * A lane's pending keys: all of them, and the tracked ones.  The event being
- * dispatched is the global minimum, so it is also the minimum of its lane's
- * heaps: removal is always a pop.
+ * A lane's pending keys, tracked and local ones apart.  The event being
+ * dispatched is the global minimum, so it is also the minimum of the heap of
+ * its lane that holds it: removal is always a pop.
  */
 struct lane {
-	struct key_heap all;
 	struct key_heap tracked;
+	struct key_heap local;
 };
 
 struct engine {
-	struct event *heap; /* implicit min-heap, see the invariant above */
-	size_t len;         /* events in heap[], a taken root included */
-	size_t cap;
-	bool root_taken;    /* heap[0] is being dispatched, not pending */
-	bool stop;          /* set by engine_stop(), cleared by engine_run() */
-	bool running;       /* engine_run() is on the stack: it must not recurse */
-	uint64_t next_time; /* earliest pending time, ENGINE_NEVER if none */
+	struct bucket buckets[NR_BUCKETS];
+	uint64_t nonempty; /* bit i - 1 set: bucket i (1..64) holds items */
+	uint64_t last;     /* see the invariant above */
+	size_t len;        /* pending events */
+	struct payload *payload;
+	uint32_t *free_slots; /* unused payload indexes, a stack */
+	size_t nr_free;
+	size_t cap; /* of payload[] and free_slots[] */
+	bool stop;    /* set by engine_stop(), cleared by engine_run() */
+	bool running; /* engine_run() is on the stack: it must not recurse */
 	uint64_t now;
 	uint64_t next_seq;
 	uint64_t dispatched;
@@ -110,90 +135,187 @@ struct engine {
 	uint64_t *tree;
 };
 
-static inline bool event_before(const struct event *a, const struct event *b)
+static inline bool key_before(const struct event_key *a, const struct event_key *b)
 {
 	return a->time != b->time ? a->time < b->time : a->seq < b->seq;
 }
 
-/**
- * heap_sift_up() - place @ev in the hole at @i, moving it towards the root.
- * Parents that come after @ev move down into the hole until one does not.
- */
-static void heap_sift_up(struct event *heap, size_t i, struct event ev)
-{
-	while (i > 0) {
-		size_t parent = (i - 1) / ENGINE_HEAP_ARITY;
+/* ---- the radix heap -------------------------------------------------------- */
 
-		if (!event_before(&ev, &heap[parent]))
-			break;
-		heap[i] = heap[parent];
-		i = parent;
-	}
-	heap[i] = ev;
+static inline unsigned bucket_index(uint64_t last, uint64_t time)
+{
+	return time == last ? 0 : 64 - (unsigned)__builtin_clzll(time ^ last);
 }
 
-/**
- * heap_sift_down() - place @ev in the hole at @i of a heap of @len events.
- * The earliest child moves up into the hole while it comes before @ev.
- *
- * A plain loop over the children: on the benchmark it beat an unrolled
- * 4-way tournament and a branch-free (cmov) selection, which both lengthen
- * the chain of dependent loads from one level to the next.
- */
-static void heap_sift_down(struct event *heap, size_t len, size_t i, struct event ev)
+static inline void bucket_append(struct bucket *b, struct item it)
 {
-	for (;;) {
-		size_t first = ENGINE_HEAP_ARITY * i + 1;
-		size_t end = first + ENGINE_HEAP_ARITY;
-		size_t min = first;
-
-		if (first >= len)
-			break;
-		if (end > len)
-			end = len;
-		for (size_t c = first + 1; c < end; c++)
-			if (event_before(&heap[c], &heap[min]))
-				min = c;
-		if (!event_before(&heap[min], &ev))
-			break;
-		heap[i] = heap[min];
-		i = min;
+	if (b->len == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 16;
+		b->items = g_renew(struct item, b->items, b->cap);
 	}
-	heap[i] = ev;
+	b->items[b->len++] = it;
 }
 
-static uint64_t heap_min_time(const struct engine *engine)
+/* Append to bucket @i > 0 of @engine. */
+static inline void queue_append(struct engine *engine, unsigned i, struct item it)
 {
-	return engine->len ? engine->heap[0].time : ENGINE_NEVER;
+	bucket_append(&engine->buckets[i], it);
+	engine->nonempty |= UINT64_C(1) << (i - 1);
 }
 
 /*
- * With the root taken, the next event is the earliest of its children.  The
- * fixed-count loop is unrolled into branch-free minimums: this runs on every
- * dispatch.
+ * Insert into bucket 0, keeping it sorted by seq.  An ordinary event has the
+ * largest seq so far and goes at the end unless engine_schedule_last() events
+ * are waiting there.
  */
-static uint64_t heap_children_min_time(const struct engine *engine)
+static void bucket0_insert(struct bucket *b, struct item it)
 {
-	const struct event *heap = engine->heap;
-	uint64_t t = ENGINE_NEVER;
+	uint32_t i;
 
-	if (engine->len > ENGINE_HEAP_ARITY) {
-		for (size_t c = 1; c <= ENGINE_HEAP_ARITY; c++)
-			t = heap[c].time < t ? heap[c].time : t;
-	} else {
-		for (size_t c = 1; c < engine->len; c++)
-			t = heap[c].time < t ? heap[c].time : t;
+	bucket_append(b, it);
+	for (i = b->len - 1; i > b->head && b->items[i - 1].seq > it.seq; i--)
+		b->items[i] = b->items[i - 1];
+	b->items[i] = it;
+}
+
+static int item_cmp_seq(const void *a, const void *b)
+{
+	uint64_t x = ((const struct item *)a)->seq, y = ((const struct item *)b)->seq;
+
+	return (x > y) - (x < y);
+}
+
+static void bucket0_sort(struct bucket *b)
+{
+	if (b->len > SMALL_SORT) {
+		qsort(b->items, b->len, sizeof(*b->items), item_cmp_seq);
+		return;
 	}
+	for (uint32_t i = 1; i < b->len; i++) {
+		struct item it = b->items[i];
+		uint32_t j;
+
+		for (j = i; j > 0 && b->items[j - 1].seq > it.seq; j--)
+			b->items[j] = b->items[j - 1];
+		b->items[j] = it;
+	}
+}
+
+/* Smallest time in bucket @b (not empty). */
+static uint64_t bucket_min_time(const struct bucket *b)
+{
+	uint64_t t = b->items[b->head].time;
+
+	for (uint32_t i = b->head + 1; i < b->len; i++)
+		t = b->items[i].time < t ? b->items[i].time : t;
 	return t;
 }
 
-/* Remove the taken root: the last event fills its slot. */
-static void heap_drop_root(struct engine *engine)
+/*
+ * Bucket 0 is empty and events are pending: make the first non-empty bucket's
+ * smallest time the new @last and move its events down.
+ */
+static void queue_refill(struct engine *engine)
 {
-	engine->root_taken = false;
+	unsigned i = 1 + (unsigned)__builtin_ctzll(engine->nonempty);
+	struct bucket *from = &engine->buckets[i];
+	struct bucket *b0 = &engine->buckets[0];
+	b0->head = b0->len = 0;
+	if (from->len == 1) {
+		/* Common with few pending events: it is the next one. */
+		engine->last = from->items[0].time;
+		bucket_append(b0, from->items[0]);
+		from->len = 0;
+		engine->nonempty &= ~(UINT64_C(1) << (i - 1));
+		return;
+	}
+
+	uint64_t last = bucket_min_time(from);
+
+	engine->last = last;
+	for (uint32_t k = 0; k < from->len; k++) {
+		struct item it = from->items[k];
+		unsigned to = bucket_index(last, it.time);
+
+		if (to == 0)
+			bucket_append(b0, it);
+		else
+			queue_append(engine, to, it);
+	}
+	from->len = 0;
+	engine->nonempty &= ~(UINT64_C(1) << (i - 1));
+	bucket0_sort(b0);
+}
+
+/* An event is scheduled before @last (only after a time-limit stop): make
+ * @time the new last and put every pending event in its bucket again. */
+static void queue_rebase(struct engine *engine, uint64_t time)
+{
+	GArray *all = g_array_sized_new(FALSE, FALSE, sizeof(struct item), (guint)engine->len);
+
+	for (unsigned i = 0; i < NR_BUCKETS; i++) {
+		struct bucket *b = &engine->buckets[i];
+
+		g_array_append_vals(all, b->items + b->head, b->len - b->head);
+		b->head = b->len = 0;
+	}
+	engine->nonempty = 0;
+	engine->last = time;
+	for (guint k = 0; k < all->len; k++) {
+		struct item it = g_array_index(all, struct item, k);
+
+		/* Every pending time is > time: none goes to bucket 0. */
+		queue_append(engine, bucket_index(time, it.time), it);
+	}
+	g_array_free(all, TRUE);
+}
+
+static void queue_push(struct engine *engine, struct item it)
+{
+	if (it.time < engine->last)
+		queue_rebase(engine, it.time);
+
+	unsigned i = bucket_index(engine->last, it.time);
+
+	if (i == 0)
+		bucket0_insert(&engine->buckets[0], it);
+	else
+		queue_append(engine, i, it);
+	engine->len++;
+}
+
+/* The earliest pending event, left in place; the queue must not be empty. */
+static const struct item *queue_peek(struct engine *engine)
+{
+	struct bucket *b0 = &engine->buckets[0];
+
+	if (b0->head == b0->len)
+		queue_refill(engine);
+	return &b0->items[b0->head];
+}
+
+/* Remove the item queue_peek() returned. */
+static void queue_take(struct engine *engine)
+{
+	struct bucket *b0 = &engine->buckets[0];
+
+	if (++b0->head == b0->len)
+		b0->head = b0->len = 0;
 	engine->len--;
-	heap_sift_down(engine->heap, engine->len, 0, engine->heap[engine->len]);
-	engine->next_time = heap_min_time(engine);
+}
+
+/* Double the payload capacity; the new slots go on the free stack. */
+static void engine_grow(struct engine *engine)
+{
+	size_t old = engine->cap, cap = old ? 2 * old : ENGINE_INITIAL_CAPACITY;
+
+	g_assert(cap <= UINT32_MAX);
+	engine->payload = g_renew(struct payload, engine->payload, cap);
+	engine->free_slots = g_renew(uint32_t, engine->free_slots, cap);
+	/* Pushed in reverse so that slot @old is taken first. */
+	for (size_t i = cap; i-- > old;)
+		engine->free_slots[engine->nr_free++] = (uint32_t)i;
+	engine->cap = cap;
 }
 
 struct engine *engine_new(unsigned nr_lanes)
@@ -201,9 +323,7 @@ struct engine *engine_new(unsigned nr_lanes)
 	struct engine *engine = g_new0(struct engine, 1);
 
 	g_assert(nr_lanes > 0);
-	engine->cap = ENGINE_INITIAL_CAPACITY;
-	engine->heap = g_new(struct event, engine->cap);
-	engine->next_time = ENGINE_NEVER;
+	engine_grow(engine);
 	engine->nr_lanes = nr_lanes;
 	engine->lanes = g_new0(struct lane, nr_lanes);
 	engine->leaves = 1;
@@ -220,30 +340,30 @@ void engine_free(struct engine *engine)
 	if (!engine)
 		return;
 	for (unsigned i = 0; i < engine->nr_lanes; i++) {
-		g_free(engine->lanes[i].all.keys);
 		g_free(engine->lanes[i].tracked.keys);
+		g_free(engine->lanes[i].local.keys);
 	}
 	g_free(engine->lanes);
 	g_free(engine->tree);
-	g_free(engine->heap);
+	for (unsigned i = 0; i < NR_BUCKETS; i++)
+		g_free(engine->buckets[i].items);
+	g_free(engine->payload);
+	g_free(engine->free_slots);
 	g_free(engine);
 }
 
-static inline bool key_before(const struct lane_key *a, const struct lane_key *b)
-{
-	return a->time != b->time ? a->time < b->time : a->seq < b->seq;
-}
+/* ---- lanes ----------------------------------------------------------------- */
 
 static uint64_t key_heap_min(const struct key_heap *h)
 {
 	return h->len ? h->keys[0].time : ENGINE_NEVER;
 }
 
-static void key_heap_push(struct key_heap *h, struct lane_key key)
+static void key_heap_push(struct key_heap *h, struct event_key key)
 {
 	if (h->len == h->cap) {
 		h->cap = h->cap ? 2 * h->cap : 4;
-		h->keys = g_renew(struct lane_key, h->keys, h->cap);
+		h->keys = g_renew(struct event_key, h->keys, h->cap);
 	}
 	unsigned i = h->len++;
 	while (i > 0 && key_before(&key, &h->keys[(i - 1) / 2])) {
@@ -257,7 +377,7 @@ static void key_heap_push(struct key_heap *h, struct lane_key key)
 static void key_heap_pop(struct key_heap *h, uint64_t seq)
 {
 	g_assert(h->len > 0 && h->keys[0].seq == seq);
-	struct lane_key last = h->keys[--h->len];
+	struct event_key last = h->keys[--h->len];
 	unsigned i = 0;
 	for (;;) {
 		unsigned child = 2 * i + 1;
@@ -288,12 +408,13 @@ static void tree_update(struct engine *engine, unsigned index)
 	}
 }
 
-static void lane_add(struct engine *engine, unsigned index, struct lane_key key, bool tracked)
+static void lane_add(struct engine *engine, unsigned index, struct event_key key, bool tracked)
 {
 	struct lane *lane = &engine->lanes[index];
-	key_heap_push(&lane->all, key);
-	if (!tracked)
+	if (!tracked) {
+		key_heap_push(&lane->local, key);
 		return;
+	}
 	uint64_t before = key_heap_min(&lane->tracked);
 	key_heap_push(&lane->tracked, key);
 	if (key_heap_min(&lane->tracked) != before)
@@ -304,10 +425,11 @@ static void lane_add(struct engine *engine, unsigned index, struct lane_key key,
 static void lane_remove(struct engine *engine, unsigned index, uint64_t seq)
 {
 	struct lane *lane = &engine->lanes[index];
-	key_heap_pop(&lane->all, seq);
 	if (lane->tracked.len && lane->tracked.keys[0].seq == seq) {
 		key_heap_pop(&lane->tracked, seq);
 		tree_update(engine, index);
+	} else {
+		key_heap_pop(&lane->local, seq);
 	}
 }
 
@@ -319,7 +441,9 @@ uint64_t engine_tracked_next_time(const struct engine *engine)
 uint64_t engine_lane_next_time(const struct engine *engine, unsigned lane)
 {
 	g_assert(lane < engine->nr_lanes);
-	return key_heap_min(&engine->lanes[lane].all);
+	uint64_t tracked = key_heap_min(&engine->lanes[lane].tracked);
+	uint64_t local = key_heap_min(&engine->lanes[lane].local);
+	return tracked < local ? tracked : local;
 }
 
 uint64_t engine_now(const struct engine *engine)
@@ -327,43 +451,28 @@ uint64_t engine_now(const struct engine *engine)
 	return engine->now;
 }
 
-/**
- * engine_schedule() - queue fn(target, arg) at @time.
- *
- * The first event scheduled by a dispatched event takes the dispatched
- * event's slot at the root and sinks from there; later ones are pushed at
- * the end and rise.  Either way the heap invariant holds on return.
- */
+/* engine_schedule() and its variants: queue fn(target, arg) at @time. */
 static void engine_insert(struct engine *engine, uint64_t time, uint64_t seq_flags,
 			  unsigned lane, bool tracked, engine_fn fn, void *target, uint64_t arg)
 {
 	uint64_t seq = engine->next_seq++;
-	struct event ev = {
+	struct item it = {
 	    .time = time,
 	    .seq = seq_flags ? seq_flags | (seq & SEQ_LOW_MASK) : seq,
-	    .fn = fn,
-	    .target = target,
-	    .arg = arg,
-	    .lane = lane,
 	};
 
 	g_assert(time >= engine->now);
 	g_assert(fn != NULL);
 	if (lane != ENGINE_LANE_NONE) {
 		g_assert(lane < engine->nr_lanes);
-		lane_add(engine, lane, (struct lane_key){time, ev.seq}, tracked);
+		lane_add(engine, lane, (struct event_key){it.time, it.seq}, tracked);
 	}
-	if (engine->root_taken) {
-		engine->root_taken = false;
-		heap_sift_down(engine->heap, engine->len, 0, ev);
-	} else {
-		if (engine->len == engine->cap) {
-			engine->cap *= 2;
-			engine->heap = g_renew(struct event, engine->heap, engine->cap);
-		}
-		heap_sift_up(engine->heap, engine->len++, ev);
-	}
-	engine->next_time = engine->heap[0].time;
+	if (engine->nr_free == 0)
+		engine_grow(engine);
+	it.slot = engine->free_slots[--engine->nr_free];
+	engine->payload[it.slot] =
+	    (struct payload){.fn = fn, .target = target, .arg = arg, .lane = lane};
+	queue_push(engine, it);
 }
 
 void engine_schedule(struct engine *engine, uint64_t time, unsigned lane, engine_fn fn,
@@ -388,14 +497,22 @@ void engine_schedule_last(struct engine *engine, uint64_t time, unsigned lane, u
 		      target, arg);
 }
 
+/* Not const inside: finding the earliest event may refill bucket 0, which
+ * changes how the queue is stored, not what it holds. */
 uint64_t engine_next_time(const struct engine *engine)
 {
-	return engine->next_time;
+	const struct bucket *b0 = &engine->buckets[0];
+
+	if (engine->len == 0)
+		return ENGINE_NEVER;
+	if (b0->head < b0->len)
+		return engine->last;
+	return bucket_min_time(&engine->buckets[1 + __builtin_ctzll(engine->nonempty)]);
 }
 
 size_t engine_pending(const struct engine *engine)
 {
-	return engine->len - engine->root_taken;
+	return engine->len;
 }
 
 /**
@@ -417,13 +534,12 @@ enum engine_stop_reason engine_run(struct engine *engine, uint64_t time_limit, u
 	engine->running = true;
 	engine->stop = false;
 	for (;;) {
-		struct event ev;
-
 		if (engine->len == 0) {
 			reason = ENGINE_EMPTY;
 			break;
 		}
-		if (engine->heap[0].time > time_limit) {
+		const struct item *it = queue_peek(engine);
+		if (it->time > time_limit) {
 			reason = ENGINE_TIME_LIMIT;
 			break;
 		}
@@ -431,18 +547,18 @@ enum engine_stop_reason engine_run(struct engine *engine, uint64_t time_limit, u
 			reason = ENGINE_EVENT_LIMIT;
 			break;
 		}
-		/* A copy: fn may overwrite heap[0] by scheduling. */
-		ev = engine->heap[0];
-		engine->root_taken = true;
-		engine->next_time = heap_children_min_time(engine);
+		/* A copy: fn may reuse the slot by scheduling. */
+		struct payload ev = engine->payload[it->slot];
+		uint64_t time = it->time, seq = it->seq;
+
+		engine->free_slots[engine->nr_free++] = it->slot;
+		queue_take(engine);
 		if (ev.lane != ENGINE_LANE_NONE)
-			lane_remove(engine, ev.lane, ev.seq);
-		engine->now = ev.time;
+			lane_remove(engine, ev.lane, seq);
+		engine->now = time;
 		count++;
 		engine->dispatched++;
 		ev.fn(ev.target, ev.arg);
-		if (engine->root_taken)
-			heap_drop_root(engine);
 		if (engine->stop) {
 			reason = ENGINE_STOPPED;
 			break;

@@ -20,13 +20,16 @@
  * ones tag 0 and stamp 0, so "first way with the smallest stamp" is the fill
  * victim.  stats.lookups == stats.hits + stats.misses.
  *
- * Layout: structure of arrays.  A set's tags are contiguous (an 8-way set's
- * are one 64-byte line), so a probe reads one line; the stamps, generations
- * and (asid, owner) ids of a set sit in their own arrays and are touched only
- * on a tag match or a fill.  The simulator's hot path is host-cache bound:
- * this halves the lines a miss touches compared with 32-byte entries.
- * Hot path: lookups and fills touch one set per probed size, never divide
- * when the set count is a power of two and never allocate.
+ * Layout: one block per set holding its ways' tags, then their LRU stamps,
+ * (asid, owner) ids, PTE generations and write permissions, so that a lookup
+ * or a fill touches one block (an 8-way set is 200 bytes: the tags are one
+ * cache line, the rest two more) and addresses it from one pointer.
+ * Hot path: the set sizes machines have (4 and 8 ways) get their own copy of
+ * the lookup and fill code with the way count a constant, so the loops over
+ * the ways unroll into compares and conditional moves: which way hits, or is
+ * the victim, is unpredictable, and a branch on it would mispredict.  Lookups
+ * and fills never divide when the set count is a power of two and never
+ * allocate.
  */
 #include <glib.h>
 #include "tlbsim/tlb.h"
@@ -37,23 +40,47 @@
 #define TAG_SIZE_BITS 2
 
 struct tlb {
-	struct tlb_geometry geo;
-	struct tlb_stats stats;
-	uint64_t stamp;    /* last LRU stamp handed out; 0 is never given to an entry */
+	/* Read on every lookup and fill. */
+	unsigned char *mem; /* sets * set_bytes: the set blocks, see set_at() */
+	size_t set_bytes;
 	uint64_t set_mask; /* sets - 1, used instead of % when sets is a power of two */
-	unsigned sets;
 	unsigned ways;
 	bool sets_pow2;
+	unsigned sets;
+	uint64_t stamp; /* last LRU stamp handed out; 0 is never given to an entry */
+	struct tlb_stats stats;
+	struct tlb_geometry geo;
 	unsigned nr_sizes;             /* page sizes held, i.e. popcount(geo.page_sizes) */
 	uint8_t sizes[NR_PAGE_SIZES];  /* held sizes in probe order (4K, 2M, 1G) */
 	uint8_t shifts[NR_PAGE_SIZES]; /* page_size_shift(sizes[i]), off the hot path */
-	uint64_t *tag;                 /* way i of set s at [s * ways + i], as below */
-	uint64_t *lru;
-	uint32_t *gen;
-	uint32_t *id; /* asid << 16 | owner */
-	bool *writable;
-	struct tlb_entry hit; /* the entry the last lookup returned */
+	struct tlb_entry hit;          /* the entry the last lookup returned */
 };
+
+/* A set's block, for @ways ways: five arrays, each indexed by way. */
+struct set {
+	uint64_t *tag;
+	uint64_t *lru;
+	uint32_t *id; /* asid << 16 | owner */
+	uint32_t *gen;
+	bool *writable;
+};
+
+static inline size_t block_bytes(unsigned ways)
+{
+	return ((size_t)ways * (8 + 8 + 4 + 4 + 1) + 7) / 8 * 8;
+}
+
+/* Inlined with a constant @ways, the offsets are constants. */
+static inline struct set set_view(unsigned char *b, unsigned ways)
+{
+	return (struct set){
+	    .tag = (uint64_t *)b,
+	    .lru = (uint64_t *)(b + 8 * (size_t)ways),
+	    .id = (uint32_t *)(b + 16 * (size_t)ways),
+	    .gen = (uint32_t *)(b + 20 * (size_t)ways),
+	    .writable = (bool *)(b + 24 * (size_t)ways),
+	};
+}
 
 static bool geometry_ok(const struct tlb_geometry *g)
 {
@@ -79,11 +106,8 @@ struct tlb *tlb_new(const struct tlb_geometry *geometry)
 		tlb->shifts[tlb->nr_sizes] = (uint8_t)page_size_shift((enum page_size)ps);
 		tlb->nr_sizes++;
 	}
-	tlb->tag = g_new0(uint64_t, geometry->entries);
-	tlb->lru = g_new0(uint64_t, geometry->entries);
-	tlb->gen = g_new0(uint32_t, geometry->entries);
-	tlb->id = g_new0(uint32_t, geometry->entries);
-	tlb->writable = g_new0(bool, geometry->entries);
+	tlb->set_bytes = block_bytes(tlb->ways);
+	tlb->mem = g_malloc0(tlb->sets * tlb->set_bytes);
 	return tlb;
 }
 
@@ -91,11 +115,7 @@ void tlb_free(struct tlb *tlb)
 {
 	if (!tlb)
 		return;
-	g_free(tlb->tag);
-	g_free(tlb->lru);
-	g_free(tlb->gen);
-	g_free(tlb->id);
-	g_free(tlb->writable);
+	g_free(tlb->mem);
 	g_free(tlb);
 }
 
@@ -114,11 +134,11 @@ static inline uint32_t make_id(uint16_t asid, uint16_t owner)
 	return (uint32_t)asid << 16 | owner;
 }
 
-/* First way of the set holding page number @vpn. */
-static inline size_t set_base(const struct tlb *tlb, uint64_t vpn)
+/* The block of the set holding page number @vpn. */
+static inline unsigned char *set_block(const struct tlb *tlb, uint64_t vpn)
 {
 	uint64_t set = tlb->sets_pow2 ? (vpn & tlb->set_mask) : vpn % tlb->sets;
-	return (size_t)set * tlb->ways;
+	return tlb->mem + (size_t)set * tlb->set_bytes;
 }
 
 static inline bool id_matches(uint32_t id, uint16_t asid, int owner)
@@ -126,57 +146,79 @@ static inline bool id_matches(uint32_t id, uint16_t asid, int owner)
 	return (id >> 16) == asid && (owner == TLB_ANY_OWNER || (id & 0xffff) == (unsigned)owner);
 }
 
-static inline void invalidate(struct tlb *tlb, size_t i)
-{
-	tlb->tag[i] = 0;
-	tlb->lru[i] = 0; /* sorts before every valid entry: see fill_slot() */
-}
+/* ---- lookup ----------------------------------------------------------------- */
 
 /*
- * Way of the set at @base holding @tag for (@asid, @owner), or SIZE_MAX.  A
- * hit may sit in any way, so a scan that stops at the first match mispredicts
- * almost always; one branch-free pass finds the first tag match instead, and
- * the rare further ones (same page, other ASID or owner) are checked after.
+ * Way of @s (@ways ways) holding @tag for (@asid, @owner), or -1.  A hit may
+ * sit in any way, so a scan that stops at the first match mispredicts almost
+ * always; one branch-free pass finds the first tag match instead, and the
+ * rare further ones (same page, other ASID or owner) are checked after.
  */
-static inline size_t probe(const struct tlb *tlb, size_t base, uint64_t tag, uint16_t asid,
-			   int owner)
+static inline int probe_ways(struct set s, unsigned ways, uint64_t tag, uint16_t asid, int owner)
 {
-	const uint64_t *tags = &tlb->tag[base];
-	unsigned ways = tlb->ways, first = ways;
+	unsigned first = ways;
 
 	for (unsigned w = ways; w-- > 0;)
-		first = tags[w] == tag ? w : first;
+		first = s.tag[w] == tag ? w : first;
 	for (unsigned w = first; w < ways; w++)
-		if (tags[w] == tag && id_matches(tlb->id[base + w], asid, owner))
-			return base + w;
-	return SIZE_MAX;
+		if (s.tag[w] == tag && id_matches(s.id[w], asid, owner))
+			return (int)w;
+	return -1;
 }
 
-static const struct tlb_entry *hit_entry(struct tlb *tlb, size_t i)
+/* Probe the set in block @b; *@s is its view. */
+static inline int probe(const struct tlb *tlb, unsigned char *b, struct set *s, uint64_t tag,
+			uint16_t asid, int owner)
 {
-	tlb->lru[i] = ++tlb->stamp;
+	switch (tlb->ways) {
+	case 4:
+		*s = set_view(b, 4);
+		return probe_ways(*s, 4, tag, asid, owner);
+	case 8:
+		*s = set_view(b, 8);
+		return probe_ways(*s, 8, tag, asid, owner);
+	default:
+		*s = set_view(b, tlb->ways);
+		return probe_ways(*s, tlb->ways, tag, asid, owner);
+	}
+}
+
+static const struct tlb_entry *hit_entry(struct tlb *tlb, struct set s, unsigned w)
+{
+	uint64_t tag = s.tag[w];
+	uint32_t id = s.id[w];
+
+	s.lru[w] = ++tlb->stamp;
 	tlb->stats.hits++;
 	tlb->hit = (struct tlb_entry){
-		.vpn = (tlb->tag[i] & ~TAG_VALID) >> TAG_SIZE_BITS,
-		.lru = tlb->lru[i],
-		.gen = tlb->gen[i],
-		.asid = (uint16_t)(tlb->id[i] >> 16),
-		.owner = (uint16_t)(tlb->id[i] & 0xffff),
-		.page_size = (uint8_t)(tlb->tag[i] & ((1u << TAG_SIZE_BITS) - 1)),
-		.valid = true,
-		.writable = tlb->writable[i],
+	    .vpn = (tag & ~TAG_VALID) >> TAG_SIZE_BITS,
+	    .lru = tlb->stamp,
+	    .gen = s.gen[w],
+	    .asid = (uint16_t)(id >> 16),
+	    .owner = (uint16_t)(id & 0xffff),
+	    .page_size = (uint8_t)(tag & ((1u << TAG_SIZE_BITS) - 1)),
+	    .valid = true,
+	    .writable = s.writable[w],
 	};
 	return &tlb->hit;
+}
+
+/* 12, 21, 30: page_size_shift() without its table load. */
+static inline unsigned shift_of(enum page_size ps)
+{
+	return 12 + 9 * (unsigned)ps;
 }
 
 const struct tlb_entry *tlb_lookup_size(struct tlb *tlb, uint64_t vaddr, enum page_size ps,
 				       uint16_t asid, int owner)
 {
+	uint64_t vpn = vaddr >> shift_of(ps);
+	struct set s;
+	int w = probe(tlb, set_block(tlb, vpn), &s, make_tag(vpn, ps), asid, owner);
+
 	tlb->stats.lookups++;
-	uint64_t vpn = vaddr >> page_size_shift(ps);
-	size_t i = probe(tlb, set_base(tlb, vpn), make_tag(vpn, ps), asid, owner);
-	if (i != SIZE_MAX)
-		return hit_entry(tlb, i);
+	if (w >= 0)
+		return hit_entry(tlb, s, (unsigned)w);
 	tlb->stats.misses++;
 	return NULL;
 }
@@ -184,12 +226,13 @@ const struct tlb_entry *tlb_lookup_size(struct tlb *tlb, uint64_t vaddr, enum pa
 const struct tlb_entry *tlb_lookup(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner)
 {
 	tlb->stats.lookups++;
-	for (unsigned s = 0; s < tlb->nr_sizes; s++) {
-		uint64_t vpn = vaddr >> tlb->shifts[s];
-		size_t i = probe(tlb, set_base(tlb, vpn), make_tag(vpn, tlb->sizes[s]), asid,
-				 owner);
-		if (i != SIZE_MAX)
-			return hit_entry(tlb, i);
+	for (unsigned i = 0; i < tlb->nr_sizes; i++) {
+		uint64_t vpn = vaddr >> tlb->shifts[i];
+		struct set s;
+		int w = probe(tlb, set_block(tlb, vpn), &s, make_tag(vpn, tlb->sizes[i]), asid,
+			      owner);
+		if (w >= 0)
+			return hit_entry(tlb, s, (unsigned)w);
 	}
 	tlb->stats.misses++;
 	return NULL;
@@ -200,28 +243,54 @@ bool tlb_peek(const struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t
 {
 	if (!(tlb->geo.page_sizes & (1u << ps)))
 		return false;
-	uint64_t vpn = vaddr >> page_size_shift(ps);
-	size_t i = probe(tlb, set_base(tlb, vpn), make_tag(vpn, ps), asid, owner);
-	if (i == SIZE_MAX)
+	uint64_t vpn = vaddr >> shift_of(ps);
+	struct set s;
+	int w = probe(tlb, set_block(tlb, vpn), &s, make_tag(vpn, ps), asid, owner);
+	if (w < 0)
 		return false;
-	*gen = tlb->gen[i];
+	*gen = s.gen[w];
 	return true;
 }
 
-/* The way to fill: the existing entry for (tag, id) if any, else the LRU way. */
-static size_t fill_slot(const struct tlb *tlb, size_t base, uint64_t tag, uint32_t id, bool *same)
+/* ---- fill ------------------------------------------------------------------- */
+
+/*
+ * The way to fill: the existing entry for (@tag, @id) if any (*@same), else
+ * the first way with the smallest stamp (an invalid one has stamp 0).  The
+ * running minimum stays in a register: comparing with lru[victim] would make
+ * each way wait for the load of the previous victim's stamp.
+ */
+static inline unsigned fill_way(struct set s, unsigned ways, uint64_t tag, uint32_t id, bool *same)
 {
-	size_t victim = base;
-	for (size_t i = base; i < base + tlb->ways; i++) {
-		if (tlb->tag[i] == tag && tlb->id[i] == id) {
+	unsigned victim = 0;
+	uint64_t oldest = UINT64_MAX;
+
+	for (unsigned w = 0; w < ways; w++) {
+		if (s.tag[w] == tag && s.id[w] == id) {
 			*same = true;
-			return i;
+			return w;
 		}
-		if (tlb->lru[i] < tlb->lru[victim])
-			victim = i;
+		victim = s.lru[w] < oldest ? w : victim;
+		oldest = s.lru[w] < oldest ? s.lru[w] : oldest;
 	}
 	*same = false;
 	return victim;
+}
+
+static inline void fill_set(struct tlb *tlb, struct set s, unsigned ways, uint64_t tag,
+			    uint32_t id, uint32_t gen, bool writable)
+{
+	bool same;
+	unsigned w = fill_way(s, ways, tag, id, &same);
+
+	if (s.tag[w] && !same)
+		tlb->stats.evictions++;
+	tlb->stats.fills++;
+	s.tag[w] = tag;
+	s.id[w] = id;
+	s.gen[w] = gen;
+	s.writable[w] = writable;
+	s.lru[w] = ++tlb->stamp;
 }
 
 bool tlb_fill(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid, uint16_t owner,
@@ -236,21 +305,31 @@ bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t 
 	if ((unsigned)ps >= NR_PAGE_SIZES || !(tlb->geo.page_sizes & (1u << ps)))
 		return false;
 
-	uint64_t vpn = vaddr >> page_size_shift(ps);
+	uint64_t vpn = vaddr >> shift_of(ps);
 	uint64_t tag = make_tag(vpn, ps);
 	uint32_t id = make_id(asid, owner);
-	bool same;
-	size_t i = fill_slot(tlb, set_base(tlb, vpn), tag, id, &same);
+	unsigned char *b = set_block(tlb, vpn);
 
-	if (tlb->tag[i] && !same)
-		tlb->stats.evictions++;
-	tlb->stats.fills++;
-	tlb->tag[i] = tag;
-	tlb->id[i] = id;
-	tlb->gen[i] = gen;
-	tlb->writable[i] = writable;
-	tlb->lru[i] = ++tlb->stamp;
+	switch (tlb->ways) {
+	case 4:
+		fill_set(tlb, set_view(b, 4), 4, tag, id, gen, writable);
+		break;
+	case 8:
+		fill_set(tlb, set_view(b, 8), 8, tag, id, gen, writable);
+		break;
+	default:
+		fill_set(tlb, set_view(b, tlb->ways), tlb->ways, tag, id, gen, writable);
+		break;
+	}
 	return true;
+}
+
+/* ---- invalidation ------------------------------------------------------------ */
+
+static inline void invalidate(struct set s, unsigned w)
+{
+	s.tag[w] = 0;
+	s.lru[w] = 0; /* sorts before every valid entry: see fill_way() */
 }
 
 unsigned tlb_flush_one(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner)
@@ -258,14 +337,14 @@ unsigned tlb_flush_one(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner
 	unsigned removed = 0;
 
 	/* A page of size ps containing vaddr has vpn vaddr >> shift: one set per size. */
-	for (unsigned s = 0; s < tlb->nr_sizes; s++) {
-		uint64_t vpn = vaddr >> tlb->shifts[s];
-		uint64_t tag = make_tag(vpn, tlb->sizes[s]);
-		size_t base = set_base(tlb, vpn);
+	for (unsigned i = 0; i < tlb->nr_sizes; i++) {
+		uint64_t vpn = vaddr >> tlb->shifts[i];
+		uint64_t tag = make_tag(vpn, tlb->sizes[i]);
+		struct set s = set_view(set_block(tlb, vpn), tlb->ways);
 
-		for (size_t i = base; i < base + tlb->ways; i++) {
-			if (tlb->tag[i] == tag && id_matches(tlb->id[i], asid, owner)) {
-				invalidate(tlb, i);
+		for (unsigned w = 0; w < tlb->ways; w++) {
+			if (s.tag[w] == tag && id_matches(s.id[w], asid, owner)) {
+				invalidate(s, w);
 				removed++;
 			}
 		}
@@ -279,12 +358,16 @@ static unsigned flush_matching(struct tlb *tlb, bool any_asid, uint16_t asid, in
 {
 	unsigned removed = 0;
 
-	for (size_t i = 0; i < tlb->geo.entries; i++) {
-		uint32_t id = tlb->id[i];
-		if (tlb->tag[i] && (any_asid || (id >> 16) == asid) &&
-		    (owner == TLB_ANY_OWNER || (id & 0xffff) == (unsigned)owner)) {
-			invalidate(tlb, i);
-			removed++;
+	for (size_t set = 0; set < tlb->sets; set++) {
+		struct set s = set_view(tlb->mem + set * tlb->set_bytes, tlb->ways);
+
+		for (unsigned w = 0; w < tlb->ways; w++) {
+			uint32_t id = s.id[w];
+			if (s.tag[w] && (any_asid || (id >> 16) == asid) &&
+			    (owner == TLB_ANY_OWNER || (id & 0xffff) == (unsigned)owner)) {
+				invalidate(s, w);
+				removed++;
+			}
 		}
 	}
 	tlb->stats.invalidated += removed;
@@ -305,8 +388,12 @@ unsigned tlb_occupancy(const struct tlb *tlb)
 {
 	unsigned n = 0;
 
-	for (size_t i = 0; i < tlb->geo.entries; i++)
-		n += tlb->tag[i] != 0;
+	for (size_t set = 0; set < tlb->sets; set++) {
+		struct set s = set_view(tlb->mem + set * tlb->set_bytes, tlb->ways);
+
+		for (unsigned w = 0; w < tlb->ways; w++)
+			n += s.tag[w] != 0;
+	}
 	return n;
 }
 

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Runs every benchmark and prints one Markdown report on stdout:
+#   1. event queue: the hold benchmark (bench_engine)
+#   2. translation path: machine_translate() against a bare loop (bench_translate)
+#   3. end to end: tlbsim -T haswell-i7 -w munmap16
+#   4. scale: the munmap harness, one accessor per CPU, on 8..1024 CPUs
+# Each figure is the median (min–max) of several runs.  It configures a
+# Release build of this source tree in a temporary directory (removed at the
+# end), so it measures the working tree as it is.
+#
+# Usage: bench/run.sh [--quick] [--reps N] [--keep-build]
+#   --quick       fewer and shorter runs (a smoke test, not a measurement)
+#   --reps N      repetitions of each benchmark (default 5)
+#   --keep-build  leave the build directory and say where
+# Needs cmake, a C compiler, GNU time (/usr/bin/time), awk.  Never runs more
+# than one benchmark at a time (the build uses at most 2 jobs).
+set -euo pipefail
+
+reps=5
+quick=0
+keep=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) quick=1 ;;
+	--reps) reps="$2"; shift ;;
+	--keep-build) keep=1 ;;
+	*) echo "usage: $0 [--quick] [--reps N] [--keep-build]" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+src="$(cd "$(dirname "$0")/.." && pwd)"
+[ -x /usr/bin/time ] || { echo "$0: needs GNU time (/usr/bin/time; Debian: apt-get install time)" >&2; exit 2; }
+build="$(mktemp -d "${TMPDIR:-/tmp}/tlbsim-bench.XXXXXX")"
+work="$build/runs"
+mkdir -p "$work"
+cleanup() { if [ "$keep" = 1 ]; then echo "build kept in $build" >&2; else rm -rf "$build"; fi; }
+trap cleanup EXIT
+
+echo "building (Release) in $build ..." >&2
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTLBSIM_BUILD_TESTS=OFF >"$work/cmake.log"
+cmake --build "$build" -j2 --target tlbsim bench_engine bench_translate >>"$work/cmake.log"
+tlbsim="$build/tlbsim"
+
+# stats FILE COLUMN DIGITS: "median (min–max)" of one whitespace-separated column
+stats() {
+	sort -g -k"$2","$2" "$1" | awk -v c="$2" -v d="$3" '
+		{ v[NR] = $c }
+		END { fmt = "%." d "f (%." d "f–%." d "f)"; printf fmt, v[int((NR + 1) / 2)], v[1], v[NR] }'
+}
+
+# ---- header ------------------------------------------------------------------
+model="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown)"
+commit="$(git -C "$src" describe --always --dirty 2>/dev/null || echo unknown)"
+echo "# tlbsim benchmarks"
+echo
+echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); source: $commit"
+echo "- machine: $(nproc) CPUs, $model; load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
+echo "- compiler: $(${CC:-cc} --version | head -1); build: CMake Release (-O3)"
+echo "- every figure: median (min–max) of $reps runs$([ "$quick" = 1 ] && echo ', --quick: NOT a measurement')"
+echo
+
+q=""
+[ "$quick" = 1 ] && q="--quick"
+
+# ---- 1. event queue ---------------------------------------------------------------
+echo "## 1. Event queue (hold benchmark)"
+echo
+"$build/bench/bench_engine" $q --reps "$reps"
+echo
+
+# ---- 2. translation path -------------------------------------------------------
+echo "## 2. Translation path"
+echo
+"$build/bench/bench_translate" $q --reps "$reps"
+echo
+
+# run_tlbsim OUT ARGS...: one run; appends "wall user+sys maxrss_kib" to OUT.time
+# and the CSV row (with host_seconds) to OUT.csv
+run_tlbsim() {
+	local out="$1"
+	shift
+	/usr/bin/time -o "$out.t" -f "%e %U %S %M" "$tlbsim" "$@" -q --host-time --no-header \
+		>>"$out.csv"
+	awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$out.t" >>"$out.time"
+}
+
+# column NAME: index of a CSV column (from the header tlbsim writes)
+header="$("$tlbsim" -T haswell-i7 -w munmap --set workload.munmaps=1 --set workload.tail_ms=0 \
+	--set workload.threads=1 -q)"
+header="$(echo "$header" | head -1)"
+column() { echo "$header" | tr ',' '\n' | grep -nx "$1" | cut -d: -f1; }
+c_sim_ns=$(column sim_ns)
+c_events=$(column events)
+c_acc=$(column accesses)
+c_flush=$(column nr_tlb_remote_flush)
+c_recv=$(column nr_tlb_remote_flush_received)
+
+# ---- 3. end to end ----------------------------------------------------------------
+echo "## 3. End to end: \`tlbsim --topology haswell-i7 --workload munmap16\`"
+echo
+e2e="$work/e2e"
+e2e_args=(-T haswell-i7 -w munmap16)
+[ "$quick" = 1 ] && e2e_args+=(--set workload.munmaps=256 --set workload.tail_ms=1)
+for _ in $(seq "$reps"); do
+	run_tlbsim "$e2e" "${e2e_args[@]}"
+done
+# per run: wall, cpu, rss_mib, sim ns per wall s, events/s, accesses/s
+paste -d' ' "$e2e.time" <(tr ',' ' ' <"$e2e.csv") | awk -v s=$((c_sim_ns + 3)) \
+	-v e=$((c_events + 3)) -v a=$((c_acc + 3)) '
+	{ printf "%s %s %.1f %.3f %.4f %.3f\n", $1, $2, $3 / 1024, $s / $1 / 1e6, $e / $1 / 1e6, $a / $1 / 1e6 }' \
+	>"$e2e.rows"
+row1="$(head -1 "$e2e.csv" | tr ',' ' ')"
+echo "$(echo "$row1" | awk -v s="$c_sim_ns" -v e="$c_events" -v a="$c_acc" \
+	'{ printf "Per run: %.1f ms simulated, %d events, %.1f M simulated accesses (identical in every run).", $s / 1e6, $e, $a / 1e6 }')"
+echo
+echo "| wall s | CPU s (user+sys) | peak RSS MiB | simulated ms per wall s | M events per wall s | M accesses per wall s |"
+echo "|---:|---:|---:|---:|---:|---:|"
+echo "| $(stats "$e2e.rows" 1 2) | $(stats "$e2e.rows" 2 2) | $(stats "$e2e.rows" 3 1) |" \
+	"$(stats "$e2e.rows" 4 2) | $(stats "$e2e.rows" 5 3) | $(stats "$e2e.rows" 6 1) |"
+echo
+
+# ---- 4. scale -----------------------------------------------------------------------
+echo "## 4. Scale: the munmap harness on 8 to 1024 CPUs"
+echo
+echo "\`tlbsim -T bench/topologies/synth-N.json -w munmap --set workload.threads=N-1" \
+	"--set workload.tail_ms=0 --set workload.munmaps=M\`: the munmap thread and N-1" \
+	"accessors, one task per CPU, 8 pages per munmap.  *quiet*: the same with" \
+	"\`accessed_pages=1 access_cycles=10000000\`, so that the accessors hardly" \
+	"run and what is timed is the shootdown machinery (IPIs, handlers, the" \
+	"initiator's wait, the event queue).  Per-shootdown figures are marginal:" \
+	"(run with M munmaps − run with 1) / (M − 1), which leaves out starting the N tasks" \
+	"and the accessors' last round; IPIs = nr_tlb_remote_flush_received, wall =" \
+	"the run's own \`host_seconds\`."
+echo
+echo "| CPUs | accessors | M | wall s, M munmaps | wall ms per shootdown | IPIs per shootdown |" \
+	"events per IPI | accesses per shootdown | wall µs per IPI | peak RSS MiB |"
+echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+scale_reps="$reps"
+[ "$scale_reps" -gt 3 ] && scale_reps=3
+c_host=$(column host_seconds)
+# CPUs, M for the default accessors, M for quiet ones
+shapes=("8 2048 16384" "64 256 2048" "256 16 512" "1024 4 128")
+[ "$quick" = 1 ] && shapes=("8 64 256" "64 8 64" "256 2 16" "1024 2 4")
+for shape in "${shapes[@]}"; do
+	set -- $shape
+	n=$1
+	for variant in default quiet; do
+		if [ "$variant" = default ]; then
+			m=$2
+			extra=()
+		else
+			m=$3
+			extra=(--set workload.accessed_pages=1 --set workload.access_cycles=10000000)
+		fi
+		out="$work/scale-$n-$variant"
+		for k in 1 "$m"; do
+			for _ in $(seq "$scale_reps"); do
+				run_tlbsim "$out-$k" -T "$src/bench/topologies/synth-$n.json" -w munmap \
+					--set workload.threads=$((n - 1)) --set workload.munmaps="$k" \
+					--set workload.tail_ms=0 "${extra[@]}"
+			done
+		done
+		# per repetition, from the run with M minus the run with 1: wall s (M),
+		# ms/shootdown, IPIs/shootdown, events/IPI, accesses/shootdown, us/IPI, RSS MiB
+		paste -d' ' <(tr ',' ' ' <"$out-$m.csv") <(tr ',' ' ' <"$out-1.csv") "$out-$m.time" |
+			awk -v h="$c_host" -v f="$c_flush" -v r="$c_recv" -v e="$c_events" \
+				-v a="$c_acc" -v w="$(echo "$header" | tr ',' '\n' | wc -l)" '
+			{
+				dh = $h - $(w + h); df = $f - $(w + f); dr = $r - $(w + r)
+				de = $e - $(w + e); da = $a - $(w + a); rss = $(2 * w + 3)
+				printf "%.3f %.3f %.1f %.2f %.0f %.2f %.1f\n", $h, 1000 * dh / df, dr / df,
+				       de / dr, da / df, 1e6 * dh / dr, rss / 1024
+			}' >"$out.rows"
+		echo "| $n | $variant | $m | $(stats "$out.rows" 1 2) | $(stats "$out.rows" 2 3) |" \
+			"$(stats "$out.rows" 3 0) | $(stats "$out.rows" 4 2) | $(stats "$out.rows" 5 0) |" \
+			"$(stats "$out.rows" 6 2) | $(stats "$out.rows" 7 1) |"
+	done
+done
