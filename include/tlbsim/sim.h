@@ -9,11 +9,13 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <glib.h>
 #include "tlbsim/counters.h"
 #include "tlbsim/machine.h"
 #include "tlbsim/policy.h"
 #include "tlbsim/topology.h"
+#include "tlbsim/trace.h"
 #include "tlbsim/workload.h"
 
 struct sim_input {
@@ -28,6 +30,14 @@ struct sim_input {
 	double max_wall_seconds; /* 0: no limit; checked every 4096 events */
 	/* Set (e.g. by a signal handler) to stop the run early; may be NULL. */
 	const volatile sig_atomic_t *cancel;
+	/* Timeline (trace.h): written to @trace_out after a successful run.
+	 * NULL: no trace.  Both borrowed. */
+	const struct trace_options *trace;
+	FILE *trace_out;
+	/* Counters per interval (timeseries.h), streamed to @timeseries_out
+	 * (borrowed) during the run; 0: none.  Neither changes the results. */
+	uint64_t timeseries_interval_ns;
+	FILE *timeseries_out;
 };
 
 struct sim_result {
@@ -49,7 +59,9 @@ struct sim_result {
 };
 
 /* Errors: a run-time workload error (TLBSIM_ERROR_INVALID), a budget hit
- * (TLBSIM_ERROR_LIMIT), or a stop by @cancel (TLBSIM_ERROR_INTERRUPTED). */
+ * (TLBSIM_ERROR_LIMIT), a stop by @cancel (TLBSIM_ERROR_INTERRUPTED), or a
+ * failed write of the trace or time series (TLBSIM_ERROR_IO).  After an
+ * error the trace and time-series streams hold nothing usable. */
 struct sim_result *sim_run(const struct sim_input *input, GError **error);
 void sim_result_free(struct sim_result *result);
 
