@@ -1,0 +1,162 @@
+/*
+ * Tests of the per-interval counters (src/timeseries.c): the rows of every
+ * interval and CPU add up to the run's totals, come in (t, cpu, counter)
+ * order, and sampling them changes nothing in the run, not even its event
+ * count.
+ */
+#define _POSIX_C_SOURCE 200809L /* open_memstream() */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <criterion/criterion.h>
+#include <glib.h>
+#include "support.h"
+#include "tlbsim/counters.h"
+#include "tlbsim/timeseries.h"
+
+/* One munmap every 20 µs on CPU 0 while a reader runs on CPU 1, then a 1 ms
+ * sleep: intervals without any event in between. */
+static const char *const workload =
+	"{\"name\": \"series\", \"regions\": ["
+	"  {\"name\": \"big\", \"size\": \"64K\", \"populate\": \"all\"},"
+	"  {\"name\": \"small\", \"chunks\": 8, \"chunk_size\": \"16K\", \"populate\": \"all\"}],"
+	" \"tasks\": ["
+	"  {\"name\": \"main\", \"count\": 1, \"cpu\": 0, \"program\": ["
+	"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+	"    {\"op\": \"loop\", \"count\": 4, \"var\": \"i\", \"body\": ["
+	"      {\"op\": \"compute\", \"cycles\": 20000},"
+	"      {\"op\": \"munmap\", \"region\": \"small\", \"chunk\": \"$i\"}]},"
+	"    {\"op\": \"sleep\", \"ms\": 1},"
+	"    {\"op\": \"loop\", \"count\": 4, \"var\": \"i\", \"body\": ["
+	"      {\"op\": \"munmap\", \"region\": \"small\", \"chunk\": \"$i + 4\"}]},"
+	"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
+	"  {\"name\": \"reader\", \"count\": 1, \"cpu\": 1, \"program\": ["
+	"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+	"    {\"op\": \"access\", \"region\": \"big\", \"pattern\": \"random\", \"pages\": 16,"
+	"     \"while_flag\": \"run\", \"cycles\": 10}]}]}";
+
+static char *series_run(const char *topology, uint64_t interval_ns, struct support_run *run)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	cr_assert_not_null(out);
+	struct support_outputs outputs = {.interval_ns = interval_ns, .series_out = out};
+	*run = support_run_outputs(topology, "linux-4.5", NULL, workload, &outputs);
+	cr_assert_eq(fclose(out), 0);
+	char *copy = g_strndup(text, len);
+	free(text);
+	return copy;
+}
+
+static int counter_index(const char *name)
+{
+	for (unsigned i = 0; counters_names[i]; i++)
+		if (strcmp(counters_names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Parse @text, check the header and the row order (t, then cpu, then counter
+ * declaration order, each triple once), that t is a multiple of the interval
+ * and values are positive; add every row to @sums (per CPU).
+ */
+static unsigned parse_rows(const char *text, uint64_t interval_ns, unsigned nr_cpus,
+			   struct counters *sums, uint64_t *last_t)
+{
+	char **lines = g_strsplit(text, "\n", -1);
+	cr_assert_str_eq(lines[0], "t_ns,cpu,metric,value");
+	unsigned rows = 0;
+	uint64_t prev_t = 0, prev_cpu = 0;
+	int prev_metric = -1;
+	for (unsigned i = 1; lines[i] && lines[i][0]; i++, rows++) {
+		char **f = g_strsplit(lines[i], ",", -1);
+		cr_assert_eq(g_strv_length(f), 4, "line %u: %s", i + 1, lines[i]);
+		uint64_t t = g_ascii_strtoull(f[0], NULL, 10), cpu = g_ascii_strtoull(f[1], NULL, 10);
+		uint64_t value = g_ascii_strtoull(f[3], NULL, 10);
+		int metric = counter_index(f[2]);
+		cr_assert_geq(metric, 0, "unknown metric %s", f[2]);
+		cr_assert_lt(cpu, nr_cpus);
+		cr_assert_eq(t % interval_ns, 0, "t %s", f[0]);
+		cr_assert_gt(value, 0, "line %u: zero rows are left out", i + 1);
+		bool after = rows == 0 || t > prev_t || (t == prev_t && cpu > prev_cpu) ||
+			     (t == prev_t && cpu == prev_cpu && metric > prev_metric);
+		cr_assert(after, "line %u out of order: %s", i + 1, lines[i]);
+		uint64_t *field = (uint64_t *)&sums[cpu] + metric;
+		*field += value;
+		prev_t = t;
+		prev_cpu = cpu;
+		prev_metric = metric;
+		g_strfreev(f);
+	}
+	g_strfreev(lines);
+	*last_t = prev_t;
+	return rows;
+}
+
+static void expect_sums_are_totals(const char *topology, uint64_t interval_ns)
+{
+	struct support_run run;
+	char *text = series_run(topology, interval_ns, &run);
+	unsigned nr_cpus = run.result->nr_cpus;
+	struct counters *sums = g_new0(struct counters, nr_cpus);
+	uint64_t last_t = 0;
+	unsigned rows = parse_rows(text, interval_ns, nr_cpus, sums, &last_t);
+	cr_expect_gt(rows, 0);
+	for (unsigned cpu = 0; cpu < nr_cpus; cpu++)
+		for (unsigned i = 0; i < counters_count(); i++)
+			cr_expect_eq(counters_get(&sums[cpu], i),
+				     counters_get(&run.result->per_cpu[cpu], i),
+				     "cpu %u %s: intervals sum to %" G_GUINT64_FORMAT ", run %"
+				     G_GUINT64_FORMAT, cpu, counters_names[i],
+				     counters_get(&sums[cpu], i),
+				     counters_get(&run.result->per_cpu[cpu], i));
+	g_free(sums);
+	g_free(text);
+	support_run_free(&run);
+}
+
+Test(timeseries, sums_are_the_run_totals)
+{
+	expect_sums_are_totals("tiny-2cpu.json", 10000);
+	expect_sums_are_totals("haswell-i7", 100000);
+}
+
+/* 1 ns at 1 GHz and 3.4 GHz: boundaries on nearly every cycle, and at
+ * 3.4 GHz several nanoseconds in one cycle's neighbourhood. */
+Test(timeseries, one_nanosecond_intervals)
+{
+	expect_sums_are_totals("tiny-2cpu.json", 1);
+	expect_sums_are_totals("haswell-i7", 1);
+}
+
+/* Intervals with no event get no rows; the next rows carry their own t. */
+Test(timeseries, idle_intervals_are_skipped)
+{
+	struct support_run run;
+	char *text = series_run("tiny-2cpu.json", 100000, &run);
+	struct counters sums[2] = {0};
+	uint64_t last_t = 0;
+	parse_rows(text, 100000, 2, sums, &last_t);
+	/* The second half comes after the 1 ms sleep. */
+	cr_expect_geq(last_t, 1000000);
+	cr_expect(strstr(text, "\n500000,") == NULL, "a row in the middle of the sleep:\n%s", text);
+	g_free(text);
+	support_run_free(&run);
+}
+
+Test(timeseries, sampling_changes_nothing)
+{
+	struct support_run plain = support_run("tiny-2cpu.json", "linux-4.5", NULL, workload);
+	struct support_run sampled;
+	char *text = series_run("tiny-2cpu.json", 1, &sampled);
+	cr_expect_eq(plain.result->events, sampled.result->events);
+	cr_expect_eq(plain.result->sim_cycles, sampled.result->sim_cycles);
+	cr_expect(memcmp(plain.result->per_cpu, sampled.result->per_cpu,
+			 2 * sizeof(struct counters)) == 0);
+	cr_expect_eq(plain.result->op_cycles->len, sampled.result->op_cycles->len);
+	g_free(text);
+	support_run_free(&plain);
+	support_run_free(&sampled);
+}
