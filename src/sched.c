@@ -309,7 +309,7 @@ static void sched_switch(struct rq *rq, uint64_t t, bool prev_runnable)
 	}
 	cpu->counters.context_switches++;
 	if (k->trace)
-		trace_switch(k->trace, cpu->id, next, t);
+		trace_switch(k->trace, cpu->id, next ? (int)next->id : -1, t);
 	uint64_t cost = k->machine->topology->costs.context_switch +
 			context_switch_mm(k, cpu, next ? next->mm : NULL, t);
 	if (k->trace)

@@ -108,6 +108,22 @@ static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *i
 		r->stale[i] = m->stale[i];
 }
 
+/* After the tasks exist (their names), before anything runs. */
+static struct trace *sim_trace_new(const struct sim_input *input, const struct kernel *k,
+				   const struct interp *ip)
+{
+	char **tasks = interp_task_labels(ip);
+	struct trace_labels labels = {
+		.workload = input->workload->name,
+		.policy = input->policy->name,
+		.seed = input->seed,
+		.tasks = (const char *const *)tasks,
+	};
+	struct trace *trace = trace_new(input->trace, k->machine, &labels);
+	g_strfreev(tasks);
+	return trace;
+}
+
 struct sim_result *sim_run(const struct sim_input *input, GError **error)
 {
 	struct sim_result *result = NULL;
@@ -118,9 +134,6 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 	kernel_init_inflight(&k);
 	k.engine = engine_new(NR_LANES(topology_nr_cpus(input->topology)));
 	k.machine = machine_new(input->topology, k.engine, smp_deliver_ipi, &k);
-	if (input->trace)
-		k.trace = trace_new(input->trace, k.machine, input->workload, input->policy,
-				    input->seed);
 	if (input->timeseries_interval_ns)
 		series = timeseries_new(input->topology, k.machine->nr_cpus,
 					input->timeseries_interval_ns, input->timeseries_out);
@@ -133,6 +146,8 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 				       input->run_ahead, error);
 	if (!ip)
 		goto out_free_kernel;
+	if (input->trace)
+		k.trace = sim_trace_new(input, &k, ip);
 	sched_start(&k);
 	uint64_t time_limit = input->max_sim_ns
 				      ? topology_ns_to_cycles(input->topology, input->max_sim_ns)

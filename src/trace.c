@@ -39,9 +39,7 @@
 #include "tlbsim/error.h"
 #include "tlbsim/machine.h"
 #include "tlbsim/policy.h"
-#include "tlbsim/sched.h"
 #include "tlbsim/trace.h"
-#include "tlbsim/workload.h"
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -410,25 +408,21 @@ static void trace_close_all(struct trace *t, uint64_t at)
 
 /* ---- construction --------------------------------------------------------- */
 
-static void name_tasks(struct trace *t, const struct workload *w)
+static void name_tasks(struct trace *t, const char *const *tasks)
 {
-	/* Task ids run group by group, thread by thread (interp.c create_tasks). */
-	for (unsigned g = 0; g < w->nr_groups; g++)
-		t->nr_tasks += (unsigned)w->groups[g].count;
+	t->nr_tasks = g_strv_length((char **)tasks);
 	t->task_names = g_new(uint32_t, t->nr_tasks);
-	unsigned id = 0;
-	for (unsigned g = 0; g < w->nr_groups; g++)
-		for (uint64_t i = 0; i < w->groups[g].count; i++)
-			t->task_names[id++] = intern_printf(t, "%s %" PRIu64, w->groups[g].name, i);
+	for (unsigned id = 0; id < t->nr_tasks; id++)
+		t->task_names[id] = intern(t, tasks[id]);
 }
 
 /* The handler's names as the kernel calls them on this machine. */
-static void name_handlers(struct trace *t, const struct policy *p)
+static void name_handlers(struct trace *t)
 {
 	const struct topology *topo = t->m->topology;
 	const char *irq = "call_function_interrupt", *handler = "flush_tlb_func",
 		   *local = "flush_tlb_func (local)";
-	if (p->arch->arch == ARCH_RISCV) {
+	if (topo->arch == ARCH_RISCV) {
 		irq = "handle_IPI";
 		handler = "ipi_flush_tlb_range_asid";
 		local = "local_flush_tlb_range_asid";
@@ -443,11 +437,12 @@ static void name_handlers(struct trace *t, const struct policy *p)
 	t->local_flush_name = intern(t, local);
 }
 
-static char *metadata_text(const struct trace *t, const struct workload *w,
-			   const struct policy *p, uint64_t seed, char **process)
+static char *metadata_text(const struct trace *t, const struct trace_labels *labels,
+			   char **process)
 {
-	char *topo = json_escape(t->m->topology->name), *wl = json_escape(w->name),
-	     *pol = json_escape(p->name);
+	char *topo = json_escape(t->m->topology->name), *wl = json_escape(labels->workload),
+	     *pol = json_escape(labels->policy);
+	uint64_t seed = labels->seed;
 	*process = g_strdup_printf("tlbsim: %s / %s / %s (seed %" PRIu64 ")", topo, wl, pol,
 				   seed);
 	char *other = g_strdup_printf("\"generator\":\"tlbsim %s\",\"topology\":\"%s\","
@@ -461,7 +456,7 @@ static char *metadata_text(const struct trace *t, const struct workload *w,
 }
 
 struct trace *trace_new(const struct trace_options *options, const struct machine *m,
-			const struct workload *w, const struct policy *p, uint64_t seed)
+			const struct trace_labels *labels)
 {
 	struct trace *t = g_new0(struct trace, 1);
 	const struct topology *topo = m->topology;
@@ -487,8 +482,8 @@ struct trace *trace_new(const struct trace_options *options, const struct machin
 	t->cut_name = intern(t, "trace cut here");
 	for (unsigned r = 0; r < TRACE_NR_FLUSH_REASONS; r++)
 		t->reasons[r] = intern(t, reason_names[r]);
-	name_handlers(t, p);
-	name_tasks(t, w);
+	name_handlers(t);
+	name_tasks(t, labels->tasks);
 	t->cpus = g_new0(struct trace_cpu, t->nr_cpus);
 	for (unsigned cpu = 0; cpu < t->nr_cpus; cpu++) {
 		struct trace_cpu *c = &t->cpus[cpu];
@@ -496,7 +491,7 @@ struct trace *trace_new(const struct trace_options *options, const struct machin
 		c->counter_name = intern_printf(t, "cpu %u TLB", cpu);
 		base_open(t, cpu, BASE_IDLE, t->idle, NO_ARGS, CAT_SCHED, 0);
 	}
-	t->other_data = metadata_text(t, w, p, seed, &t->meta);
+	t->other_data = metadata_text(t, labels, &t->meta);
 	return t;
 }
 
@@ -531,7 +526,7 @@ static const char *task_label(const struct trace *t, int task)
 	return task < 0 ? "idle" : g_ptr_array_index(t->strings, t->task_names[task]);
 }
 
-void trace_switch(struct trace *t, unsigned cpu, const struct task *next, uint64_t now)
+void trace_switch(struct trace *t, unsigned cpu, int next, uint64_t now)
 {
 	struct trace_cpu *c = &t->cpus[cpu];
 	if (t->cut)
@@ -539,8 +534,8 @@ void trace_switch(struct trace *t, unsigned cpu, const struct task *next, uint64
 	settle(t, cpu, now);
 	base_close(t, cpu, now);
 	int prev = c->task;
-	c->task = next ? (int)next->id : -1;
-	g_assert(c->task < (int)t->nr_tasks);
+	g_assert(next >= -1 && next < (int)t->nr_tasks);
+	c->task = next;
 	char *from = json_escape(task_label(t, prev)), *to = json_escape(task_label(t, c->task));
 	uint32_t args = intern_printf(t, "{\"prev\":\"%s\",\"next\":\"%s\"}", from, to);
 	g_free(from);

@@ -30,10 +30,7 @@
 #include <glib.h>
 
 struct machine;
-struct policy;
-struct task;
 struct vma;
-struct workload;
 
 /* What to keep of the timeline. */
 struct trace_options {
@@ -64,12 +61,18 @@ enum trace_flush_reason {
 /* trace_tlb_flush()'s @at: the start of the CPU's current kernel step. */
 #define TRACE_CURSOR UINT64_MAX
 
-/*
- * @m, @w and @p are borrowed and must outlive the trace; @m's CPUs are
- * sampled for the counter tracks.
- */
+/* What the file calls the run and its tasks; copied by trace_new(). */
+struct trace_labels {
+	const char *workload;
+	const char *policy;
+	uint64_t seed;
+	const char *const *tasks; /* by task id, NULL-terminated ("accessor 3") */
+};
+
+/* @m is borrowed and must outlive the trace; its CPUs are sampled for the
+ * counter tracks. */
 struct trace *trace_new(const struct trace_options *options, const struct machine *m,
-			const struct workload *w, const struct policy *p, uint64_t seed);
+			const struct trace_labels *labels);
 void trace_free(struct trace *t);
 
 /**
@@ -84,8 +87,8 @@ bool trace_truncated(const struct trace *t);
 
 /* ---- hooks: scheduler (sched.c) ---------------------------------------- */
 
-/* context_switch() starts on @cpu at @now, to @next (NULL: idle). */
-void trace_switch(struct trace *t, unsigned cpu, const struct task *next, uint64_t now);
+/* context_switch() starts on @cpu at @now, to task @next (-1: idle). */
+void trace_switch(struct trace *t, unsigned cpu, int next, uint64_t now);
 /* ... and ends at @end, after its mm switch, when @next's work starts. */
 void trace_switch_done(struct trace *t, unsigned cpu, uint64_t end);
 /* The current task resumes on @cpu at @now. */
