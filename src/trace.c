@@ -941,18 +941,30 @@ static void put_us(FILE *out, const char *key, uint64_t ns)
 	fprintf(out, ",\"%s\":%" PRIu64 ".%03u", key, ns / 1000, (unsigned)(ns % 1000));
 }
 
+/* The fields every event has; @ph 'B' or 'E' for a slice. */
+static void write_head(const struct trace *t, const struct record *r, char ph, uint64_t ts,
+		       struct writer *w)
+{
+	char *name = json_escape(g_ptr_array_index(t->strings, r->name));
+	begin_event(w);
+	fprintf(w->out, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"%c\",\"pid\":1,\"tid\":%u",
+		name, category_names[r->category], ph, r->cpu == GLOBAL_TRACK ? 0u : r->cpu + 1u);
+	g_free(name);
+	put_us(w->out, "ts", ts);
+}
+
+static void write_end(const struct trace *t, const struct record *r, struct writer *w)
+{
+	write_head(t, r, 'E', r->ts + r->dur, w);
+	fputc('}', w->out);
+}
+
+/* A slice's begin (its end comes separately), an instant or a counter. */
 static void write_record(const struct trace *t, const struct record *r, GHashTable *flows,
 			 struct writer *w)
 {
 	FILE *out = w->out;
-	char *name = json_escape(g_ptr_array_index(t->strings, r->name));
-	begin_event(w);
-	fprintf(out, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"%c\",\"pid\":1,\"tid\":%u", name,
-		category_names[r->category], r->ph, r->cpu == GLOBAL_TRACK ? 0u : r->cpu + 1u);
-	g_free(name);
-	put_us(out, "ts", r->ts);
-	if (r->ph == 'X')
-		put_us(out, "dur", r->dur);
+	write_head(t, r, r->ph == 'X' ? 'B' : r->ph, r->ts, w);
 	if (r->ph == 'i')
 		fputs(r->cpu == GLOBAL_TRACK ? ",\"s\":\"g\"" : ",\"s\":\"t\"", out);
 	if (r->flow_dir != FLOW_NONE &&
@@ -966,6 +978,52 @@ static void write_record(const struct trace *t, const struct record *r, GHashTab
 	if (r->args != NO_ARGS)
 		fprintf(out, ",\"args\":%s", (const char *)g_ptr_array_index(t->strings, r->args));
 	fputc('}', out);
+}
+
+/*
+ * One event of the file: a slice's begin or end, an instant, a counter.
+ * Slices are written as B/E pairs rather than X events: a viewer that adds
+ * ts + dur in floating point (chrome://tracing, speedscope) would see a
+ * child end a hair after its parent; a B/E pair repeats the same decimal.
+ * Order: time; at one time, every end first, the latest opened first, then
+ * begins, instants and counters in record order (outer slices first); a
+ * zero-length slice ends right after it begins.
+ */
+struct line {
+	uint64_t ts;
+	unsigned phase;  /* 0: the end of a slice that has a length; 1: the rest */
+	uint32_t order;  /* record rank, reversed for ends */
+	unsigned sub;    /* 1: the end of a zero-length slice */
+	uint32_t record;
+};
+
+static int compare_line(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->phase != y->phase)
+		return x->phase < y->phase ? -1 : 1;
+	if (x->order != y->order)
+		return x->order < y->order ? -1 : 1;
+	return (x->sub > y->sub) - (x->sub < y->sub);
+}
+
+static GArray *lines_of(const GArray *kept)
+{
+	GArray *lines = g_array_sized_new(FALSE, FALSE, sizeof(struct line), 2 * kept->len);
+	for (uint32_t i = 0; i < kept->len; i++) {
+		const struct record *r = &g_array_index(kept, struct record, i);
+		struct line begin = {.ts = r->ts, .phase = 1, .order = i, .record = i};
+		g_array_append_val(lines, begin);
+		if (r->ph != 'X')
+			continue;
+		struct line end = {.ts = r->ts + r->dur, .phase = r->dur ? 0 : 1,
+				   .order = r->dur ? UINT32_MAX - i : i, .sub = 1, .record = i};
+		g_array_append_val(lines, end);
+	}
+	g_array_sort(lines, compare_line);
+	return lines;
 }
 
 static void write_metadata(const struct trace *t, struct writer *w)
@@ -1016,8 +1074,16 @@ bool trace_write(struct trace *t, uint64_t end, FILE *out, GError **error)
 	struct writer w = {.out = out, .first = true};
 	fputs("{\"traceEvents\":[", out);
 	write_metadata(t, &w);
-	for (unsigned i = 0; i < kept->len; i++)
-		write_record(t, &g_array_index(kept, struct record, i), flows, &w);
+	GArray *lines = lines_of(kept);
+	for (unsigned i = 0; i < lines->len; i++) {
+		const struct line *l = &g_array_index(lines, struct line, i);
+		const struct record *r = &g_array_index(kept, struct record, l->record);
+		if (l->sub)
+			write_end(t, r, &w);
+		else
+			write_record(t, r, flows, &w);
+	}
+	g_array_free(lines, TRUE);
 	/* After the events: Perfetto reads displayTimeUnit only as a display
 	 * hint now, but older versions took "ns" as the unit of ts when it came
 	 * first. */

@@ -1318,14 +1318,16 @@ static const cJSON *other_data(const cJSON *json, const char *key)
 	return cJSON_GetObjectItemCaseSensitive(other, key);
 }
 
-/* Events named @name (any phase). */
+/* Events named @name, a slice's end ("ph": "E") not counted. */
 static unsigned trace_count(const cJSON *json, const char *name)
 {
 	unsigned n = 0;
 	const cJSON *e;
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(json, "traceEvents")) {
 		const cJSON *item = cJSON_GetObjectItemCaseSensitive(e, "name");
-		n += cJSON_IsString(item) && strcmp(item->valuestring, name) == 0;
+		const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+		n += cJSON_IsString(item) && strcmp(item->valuestring, name) == 0 &&
+		     cJSON_IsString(ph) && strcmp(ph->valuestring, "E") != 0;
 	}
 	return n;
 }
@@ -1373,10 +1375,8 @@ Test(e2e_timelines, trace_window_keeps_its_interval)
 		const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts");
 		if (!ts)
 			continue; /* metadata */
-		const cJSON *dur = cJSON_GetObjectItemCaseSensitive(e, "dur");
-		double end = ts->valuedouble + (dur ? dur->valuedouble : 0);
-		cr_assert(ts->valuedouble >= 100.0 && end <= 150.0 + 1e-6, "%.3f..%.3f", ts->valuedouble,
-			  end);
+		cr_assert(ts->valuedouble >= 100.0 && ts->valuedouble <= 150.0, "%.3f",
+			  ts->valuedouble);
 		inside++;
 	}
 	cr_expect_gt(inside, 0);
