@@ -38,15 +38,30 @@ static bool sim_cancelled(const struct sim_input *input)
 }
 
 /*
+ * How far each CPU's counters go: a CPU that ran its accesses ahead has
+ * counted them up to its pending resume (sched.h); others up to now.
+ */
+static void sim_counted_until(const struct kernel *k, uint64_t *until)
+{
+	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {
+		bool quiet;
+		if (!sched_pending_resume(k, &k->machine->cpus[c], &until[c], &quiet))
+			until[c] = engine_now(k->engine);
+	}
+}
+
+/*
  * engine_run() in slices of events, so that a cancel request (a signal) or
  * the wall-time budget can stop a long run between slices, and up to each
  * interval boundary of @series (may be NULL), which reads the counters there.
  * Slicing changes nothing else: a time or event limit dispatches no event of
- * its own, and the engine resumes exactly where it stopped.
+ * its own, and the engine resumes exactly where it stopped.  @until: room for
+ * each CPU's counted-until time (with @series).
  */
-static enum engine_stop_reason sim_engine_run(const struct sim_input *input,
-					      const struct kernel *k, struct timeseries *series,
-					      uint64_t time_limit, uint64_t event_limit)
+static enum engine_stop_reason sim_engine_loop(const struct sim_input *input,
+					       const struct kernel *k, struct timeseries *series,
+					       uint64_t *until, uint64_t time_limit,
+					       uint64_t event_limit)
 {
 	const uint64_t slice = 4096; /* a few ms of wall time at most */
 	struct engine *engine = k->engine;
@@ -62,7 +77,8 @@ static enum engine_stop_reason sim_engine_run(const struct sim_input *input,
 			limit = timeseries_boundary(series) - 1;
 		enum engine_stop_reason why = engine_run(engine, limit, MIN(slice, left));
 		if (why == ENGINE_TIME_LIMIT && boundary) {
-			timeseries_sample(series, k->machine, engine_next_time(engine));
+			sim_counted_until(k, until);
+			timeseries_sample(series, k->machine, until, engine_next_time(engine));
 			/* Many short intervals with few events: check now and then. */
 			if (samples % slice == 0 &&
 			    (sim_cancelled(input) || g_get_monotonic_time() > deadline))
@@ -74,6 +90,17 @@ static enum engine_stop_reason sim_engine_run(const struct sim_input *input,
 		if (sim_cancelled(input) || g_get_monotonic_time() > deadline)
 			return ENGINE_STOPPED;
 	}
+}
+
+static enum engine_stop_reason sim_engine_run(const struct sim_input *input,
+					      const struct kernel *k, struct timeseries *series,
+					      uint64_t time_limit, uint64_t event_limit)
+{
+	uint64_t *until = series ? g_new(uint64_t, k->machine->nr_cpus) : NULL;
+	enum engine_stop_reason why = sim_engine_loop(input, k, series, until, time_limit,
+						      event_limit);
+	g_free(until);
+	return why;
 }
 
 static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *ip,

@@ -1,8 +1,9 @@
 /*
  * Tests of the per-interval counters (src/timeseries.c): the rows of every
  * interval and CPU add up to the run's totals, come in (t, cpu, counter)
- * order, and sampling them changes nothing in the run, not even its event
- * count.
+ * order, spread what a CPU ran ahead evenly over its intervals, skip
+ * intervals in which nothing happened, and change nothing in the run, not
+ * even its event count.
  */
 #define _POSIX_C_SOURCE 200809L /* open_memstream() */
 #include <stdio.h>
@@ -14,8 +15,8 @@
 #include "tlbsim/counters.h"
 #include "tlbsim/timeseries.h"
 
-/* One munmap every 20 µs on CPU 0 while a reader runs on CPU 1, then a 1 ms
- * sleep: intervals without any event in between. */
+/* One munmap every 20 µs on CPU 0 while a reader runs on CPU 1, a 1 ms sleep
+ * of CPU 0 (the reader goes on alone, running ahead), four more munmaps. */
 static const char *const workload =
 	"{\"name\": \"series\", \"regions\": ["
 	"  {\"name\": \"big\", \"size\": \"64K\", \"populate\": \"all\"},"
@@ -35,18 +36,30 @@ static const char *const workload =
 	"    {\"op\": \"access\", \"region\": \"big\", \"pattern\": \"random\", \"pages\": 16,"
 	"     \"while_flag\": \"run\", \"cycles\": 10}]}]}";
 
-static char *series_run(const char *topology, uint64_t interval_ns, struct support_run *run)
+/* Nothing at all happens between the two computes. */
+static const char *const sleeper =
+	"{\"name\": \"sleeper\", \"tasks\": [{\"name\": \"main\", \"count\": 1, \"program\": ["
+	"  {\"op\": \"compute\", \"cycles\": 5000}, {\"op\": \"sleep\", \"ms\": 1},"
+	"  {\"op\": \"compute\", \"cycles\": 5000}]}]}";
+
+static char *series_of(const char *topology, const char *workload_json, uint64_t interval_ns,
+		       struct support_run *run)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
 	cr_assert_not_null(out);
 	struct support_outputs outputs = {.interval_ns = interval_ns, .series_out = out};
-	*run = support_run_outputs(topology, "linux-4.5", NULL, workload, &outputs);
+	*run = support_run_outputs(topology, "linux-4.5", NULL, workload_json, &outputs);
 	cr_assert_eq(fclose(out), 0);
 	char *copy = g_strndup(text, len);
 	free(text);
 	return copy;
+}
+
+static char *series_run(const char *topology, uint64_t interval_ns, struct support_run *run)
+{
+	return series_of(topology, workload, interval_ns, run);
 }
 
 static int counter_index(const char *name)
@@ -135,13 +148,45 @@ Test(timeseries, one_nanosecond_intervals)
 Test(timeseries, idle_intervals_are_skipped)
 {
 	struct support_run run;
-	char *text = series_run("tiny-2cpu.json", 100000, &run);
+	char *text = series_of("tiny-2cpu.json", sleeper, 10000, &run);
 	struct counters sums[2] = {0};
 	uint64_t last_t = 0;
-	parse_rows(text, 100000, 2, sums, &last_t);
-	/* The second half comes after the 1 ms sleep. */
+	unsigned rows = parse_rows(text, 10000, 2, sums, &last_t);
+	/* The second compute ends just after the 1 ms sleep. */
 	cr_expect_geq(last_t, 1000000);
+	cr_expect_lt(rows, 20, "rows in the middle of the sleep:\n%s", text);
 	cr_expect(strstr(text, "\n500000,") == NULL, "a row in the middle of the sleep:\n%s", text);
+	g_free(text);
+	support_run_free(&run);
+}
+
+/*
+ * While CPU 0 sleeps, the reader on CPU 1 runs ahead alone, counting up to a
+ * millisecond of accesses at one event: they are spread over the intervals
+ * they cover, at the reader's steady rate, not lumped into one.
+ */
+Test(timeseries, run_ahead_is_spread_over_its_intervals)
+{
+	struct support_run run;
+	char *text = series_run("tiny-2cpu.json", 100000, &run);
+	unsigned seen = 0;
+	uint64_t low = UINT64_MAX, high = 0;
+	for (uint64_t t = 200000; t <= 900000; t += 100000) {
+		char *row = g_strdup_printf("\n%" G_GUINT64_FORMAT ",1,accesses,", t);
+		const char *at = strstr(text, row);
+		cr_assert_not_null(at, "no accesses on cpu 1 in [%" G_GUINT64_FORMAT " ns, +100 us):\n%s",
+				   t, text);
+		uint64_t v = g_ascii_strtoull(at + strlen(row), NULL, 10);
+		low = MIN(low, v);
+		high = MAX(high, v);
+		seen++;
+		g_free(row);
+	}
+	cr_expect_eq(seen, 8);
+	/* One access is ~18 cycles at 1 GHz: ~5500 per 100 µs; the shares of a
+	 * span differ by rounding only. */
+	cr_expect_leq(high - low, 2, "accesses per interval from %" G_GUINT64_FORMAT " to %"
+		      G_GUINT64_FORMAT, low, high);
 	g_free(text);
 	support_run_free(&run);
 }

@@ -12,8 +12,9 @@
  * The runner reads the counters when simulated time reaches a boundary: it
  * runs the engine up to the boundary (a time limit, which dispatches no extra
  * event) and calls timeseries_sample().  Sampling never perturbs the run.
- * Work a CPU ran ahead of the engine (run-ahead, README) is counted in the
- * interval in which it was run, at most its horizon early.
+ * A CPU that ran ahead of the engine (run-ahead, README) has counted work past
+ * the boundary; what it counted is spread evenly over the simulated time it
+ * covers.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,9 +36,12 @@ uint64_t timeseries_boundary(const struct timeseries *ts);
 /*
  * Close the open interval with @m's counters as they are now, and open the
  * one holding @next, the time of the next pending event (ENGINE_NEVER: none);
- * the intervals in between saw no event and get no rows.
+ * the intervals in between saw no event and get no rows.  @until[cpu]: the
+ * simulated time (cycles) up to which that CPU's counters are complete, its
+ * pending resume when it ran ahead; may be NULL (up to the boundary).
  */
-void timeseries_sample(struct timeseries *ts, const struct machine *m, uint64_t next);
+void timeseries_sample(struct timeseries *ts, const struct machine *m, const uint64_t *until,
+		       uint64_t next);
 
 /* The run is over: close the open interval.  Errors: a failed write. */
 bool timeseries_finish(struct timeseries *ts, const struct machine *m, GError **error);
