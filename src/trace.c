@@ -12,11 +12,13 @@
  * at hooks, not at every change.
  *
  * Notes:
- * - Events are kept in memory and written at the end, sorted by time, then
- *   longer first, then outer first, then recording order: a parent precedes
- *   its children, so viewers that nest by file order (chrome://tracing,
- *   speedscope) and Perfetto, which sorts by time, build the same tree.
- *   Nothing in the output depends on hash-table order.
+ * - Events are kept in memory (in cycles) and written at the end, in integer
+ *   nanoseconds, sorted by time, then longer first, then outer first, then
+ *   recording order: a parent precedes its children.  Slices are written as
+ *   B/E pairs (see struct line), so viewers that nest by file order or add in
+ *   floating point (chrome://tracing, speedscope) and Perfetto, which sorts
+ *   by time, build the same tree.  Nothing in the output depends on
+ *   hash-table order.
  * - Interrupts end and restart: at write time every slice of a track that is
  *   not part of a handler is cut around that CPU's handlers (the pieces keep
  *   name and arguments; a piece fully covered disappears).  All slices of a
@@ -30,7 +32,8 @@
  *   "send IPI" slice, through the handler's slice, into its "ack" slice.  An
  *   id left with one end after a window or a cut loses its flow fields.
  * - Invariant: the hooks of one CPU come with non-decreasing times (they run
- *   at engine events), and no record starts before its CPU's open base slice.
+ *   at engine events), so base slices of a CPU follow each other without
+ *   overlap; children lie inside the syscall or handler that computed them.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -77,8 +80,8 @@ enum irq_part { IRQ_OUTSIDE, IRQ_HANDLER, IRQ_INSIDE };
 enum shape { SHAPE_SPAN, SHAPE_POINT, SHAPE_TAIL };
 
 struct record {
-	uint64_t ts;   /* cycles */
-	uint64_t dur;  /* cycles; slices only */
+	uint64_t ts;   /* cycles; ns once trace_write() converted it */
+	uint64_t dur;  /* the same; slices only */
 	uint64_t flow; /* bind id, 0: none */
 	uint32_t name; /* interned */
 	uint32_t args; /* interned JSON object, or NO_ARGS */
@@ -262,7 +265,12 @@ static void record(struct trace *t, const struct slice *s)
 		return;
 	if (s->ts > t->window_end || s->ts + s->dur < t->window_start)
 		return;
-	if (t->options.max_events && t->records->len >= t->options.max_events) {
+	/* Records are indexed with 32 bits: that many is the limit even with
+	 * no budget (and takes 170 GB of memory first). */
+	uint64_t budget = t->options.max_events && t->options.max_events < UINT32_MAX - 1
+				  ? t->options.max_events
+				  : UINT32_MAX - 1;
+	if (t->records->len >= budget) {
 		/* Stop recording at the engine's clock: everything before it is
 		 * complete.  trace_write() trims to the budget exactly. */
 		uint64_t now = engine_now(t->m->engine);
