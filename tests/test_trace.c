@@ -522,6 +522,35 @@ Test(trace, riscv_sbi_nests_and_flows, .timeout = 120)
 	support_run_free(&run);
 }
 
+/*
+ * Every way a machine flushes: IPIs with lazy-TLB eras and PCIDs, SMT de-dup,
+ * INVLPGB broadcasts, arm64 TLBI broadcasts (no IPI at all), riscv IPIs.
+ */
+Test(trace, every_flush_mechanism_nests_and_flows, .timeout = 300)
+{
+	static const struct {
+		const char *topology, *policy, *handler;
+	} cases[] = {
+		{"skylake-sp-2s-48", "linux-4.19", "flush_tlb_func"},
+		{"haswell-i7", "linux-4.5-smt-dedup", "flush_tlb_func"},
+		{"amd-milan-36c", "linux-6.15", "flush_tlb_func"},
+		{"arm64-n1", "arm64-6.5", "none"},
+		{"tiny-riscv-ipi.json", "riscv-6.8", "ipi_flush_tlb_range_asid"},
+	};
+	const char *params[] = {"iterations=12", "warmup=2", "threads=8", NULL};
+	char *workload = bundled_workload("tlb_flush2", params);
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct support_run run;
+		char *text = traced_run(cases[i].topology, cases[i].policy, workload, &all_events,
+					&run);
+		expect_valid(text, run.result, cases[i].handler,
+			     (unsigned)run.result->total.ipis_sent);
+		g_free(text);
+		support_run_free(&run);
+	}
+	g_free(workload);
+}
+
 Test(trace, same_run_same_bytes, .timeout = 120)
 {
 	const char *params[] = {"file_size=\"2M\"", "tail_ms=1", NULL};
