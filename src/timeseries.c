@@ -39,6 +39,7 @@ struct timeseries {
 	struct counters *prev;  /* per CPU: what the rows written so far add up to */
 	struct counters *carry; /* per CPU: counted, not yet given to an interval */
 	uint64_t *from;         /* per CPU: start of the span @carry covers (cycles) */
+	bool *spread;           /* per counter: an access counter */
 };
 
 __extension__ typedef unsigned __int128 u128;
@@ -88,6 +89,9 @@ struct timeseries *timeseries_new(const struct topology *topology, unsigned nr_c
 	ts->prev = g_new0(struct counters, nr_cpus);
 	ts->carry = g_new0(struct counters, nr_cpus);
 	ts->from = g_new0(uint64_t, nr_cpus);
+	ts->spread = g_new(bool, counters_count());
+	for (unsigned i = 0; i < counters_count(); i++)
+		ts->spread[i] = is_access_counter(i);
 	open_interval(ts, 0);
 	fputs("t_ns,cpu,metric,value\n", out);
 	return ts;
@@ -100,6 +104,7 @@ void timeseries_free(struct timeseries *ts)
 	g_free(ts->prev);
 	g_free(ts->carry);
 	g_free(ts->from);
+	g_free(ts->spread);
 	g_free(ts);
 }
 
@@ -122,13 +127,17 @@ static bool close_interval(struct timeseries *ts, const struct machine *m, uint6
 	for (unsigned cpu = 0; cpu < ts->nr_cpus; cpu++) {
 		const struct counters *now = &m->cpus[cpu].counters;
 		uint64_t from = ts->from[cpu], to = until && until[cpu] > end ? until[cpu] : end;
+		ts->from[cpu] = end;
+		/* Nothing new, nothing carried: a short interval, or an idle CPU. */
+		if (memcmp(now, &ts->prev[cpu], sizeof(*now)) == 0)
+			continue;
 		uint64_t *carry = (uint64_t *)&ts->carry[cpu], *prev = (uint64_t *)&ts->prev[cpu];
 		bool left = false;
 		for (unsigned i = 0; i < counters_count(); i++) {
 			/* Everything counted and not yet written: the carry, and what
 			 * the CPU counted since the last sample. */
 			uint64_t open = counters_get(now, i) - prev[i];
-			bool spread = to > end && to > from && is_access_counter(i);
+			bool spread = to > end && to > from && ts->spread[i];
 			uint64_t part = spread ? (uint64_t)((u128)open * (end - from) / (to - from))
 					       : open;
 			carry[i] = open - part;
@@ -138,7 +147,6 @@ static bool close_interval(struct timeseries *ts, const struct machine *m, uint6
 				fprintf(ts->out, "%" PRIu64 ",%u,%s,%" PRIu64 "\n", t_ns, cpu,
 					counters_names[i], part);
 		}
-		ts->from[cpu] = end;
 		carrying = carrying || left;
 	}
 	return carrying;
