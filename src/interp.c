@@ -885,6 +885,14 @@ void interp_free(struct interp *ip)
 	g_free(ip);
 }
 
+char **interp_task_labels(const struct interp *ip)
+{
+	char **labels = g_new0(char *, ip->nr_tasks + 1);
+	for (unsigned i = 0; i < ip->nr_tasks; i++)
+		labels[i] = g_strdup_printf("%s %u", ip->tasks[i].task.name, ip->tasks[i].thread);
+	return labels;
+}
+
 const GError *interp_error(const struct interp *ip)
 {
 	return ip->error;

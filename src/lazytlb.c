@@ -23,6 +23,7 @@
  */
 #include <glib.h>
 #include "tlbsim/tlbflush.h"
+#include "tlbsim/trace.h"
 
 static const struct topology_costs *costs_of(const struct kernel *k)
 {
@@ -70,6 +71,9 @@ static uint64_t load_new_mm_cr3(struct kernel *k, struct cpu *cpu, struct mm *ne
 	}
 	cpu->ctxs[slot].tlb_gen = next->tlb_gen;
 	cpu->counters.tlb_flush_events++; /* TLB_FLUSH_ON_TASK_SWITCH */
+	if (k->trace)
+		trace_tlb_flush(k->trace, cpu->id, TRACE_TLB_FLUSH_ON_TASK_SWITCH, 0,
+				need_flush ? FLUSH_ALL : 0, TRACE_CURSOR);
 	return costs_of(k)->flush_all;
 }
 
@@ -138,6 +142,10 @@ static uint64_t do_flush(struct kernel *k, struct cpu *cpu, const struct flush_t
 			 bool full, bool local)
 {
 	cpu->counters.tlb_flush_events++; /* TLB_(LOCAL_MM|REMOTE)_SHOOTDOWN */
+	if (k->trace)
+		trace_tlb_flush(k->trace, cpu->id,
+				local ? TRACE_TLB_LOCAL_MM_SHOOTDOWN : TRACE_TLB_REMOTE_SHOOTDOWN,
+				f->start, full ? FLUSH_ALL : f->end, TRACE_CURSOR);
 	uint64_t cycles;
 	if (full) {
 		if (local)
@@ -215,6 +223,10 @@ static uint64_t flush_tlb_func_gen(struct kernel *k, struct cpu *cpu,
 		return 0; /* already done, by a flush that covered it */
 	if (local_gen == mm_gen) {
 		cpu->counters.tlb_flush_events++; /* pages 0: nothing to do */
+		if (k->trace)
+			trace_tlb_flush(k->trace, cpu->id, local ? TRACE_TLB_LOCAL_MM_SHOOTDOWN
+								 : TRACE_TLB_REMOTE_SHOOTDOWN,
+					0, 0, TRACE_CURSOR);
 		return 0;
 	}
 	bool partial = f->end != FLUSH_ALL && f->new_tlb_gen == local_gen + 1 &&
@@ -376,6 +388,9 @@ static uint64_t trimmed_flush_tlb_func(struct kernel *k, struct cpu *cpu,
 		if (f->mm && f->mm != cpu->loaded_mm) {
 			/* TLB_REMOTE_WRONG_CPU: trim our stale bit. */
 			cpu->counters.tlb_flush_events++;
+			if (k->trace)
+				trace_tlb_flush(k->trace, cpu->id, TRACE_TLB_REMOTE_WRONG_CPU, 0, 0,
+						now);
 			return tlbflush_cpumask_atomic(k, cpu, f->mm, false, now);
 		}
 	}

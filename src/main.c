@@ -1,5 +1,6 @@
 /*
- * tlbsim command line: parse options, load inputs, run, write CSV atomically.
+ * tlbsim command line: parse options, load inputs, run, write CSV atomically
+ * (and the trace and time series, through temporary files renamed at the end).
  * "tlbsim sweep ..." runs a grid of such runs (sweep.h) into one CSV, or
  * prints the equivalent single-run commands.
  * Exit codes: 0 ok, 1 internal error, 2 usage or input error, 3 stale hits
@@ -98,7 +99,17 @@ struct options {
 	char **varies;
 	gint jobs;
 	gboolean emit_commands;
+	char *trace;
+	char *trace_window;
+	gint64 trace_max_events; /* OPTION_UNSET: not given */
+	char *timeseries;
+	gint64 interval;         /* OPTION_UNSET: not given */
 };
+
+#define OPTION_UNSET G_MININT64
+/* 10^6 events: about 130 MB of JSON, which ui.perfetto.dev still opens quickly;
+ * munmap16 on haswell-i7 needs about 0.3 M. */
+#define TRACE_MAX_EVENTS_DEFAULT 1000000
 
 static int list_kind(enum inputs_kind kind, bool with_descriptions)
 {
@@ -220,6 +231,101 @@ static bool append_locked(const char *path, const char *header, const char *row,
 	return ok;
 }
 
+/*
+ * An output file written during the run: a temporary file in the target's
+ * directory, renamed over the target only when everything succeeded, as
+ * g_file_set_contents() does for the CSV.
+ */
+struct pending_file {
+	const char *path; /* NULL: not requested */
+	char *tmp;
+	FILE *fp;
+};
+
+static const char *io_reason(int err)
+{
+	switch (err) {
+	case ENOENT:
+	case ENOTDIR:
+		return "no such directory";
+	case EACCES:
+	case EPERM:
+		return "permission denied";
+	case ENOSPC:
+		return "no space left on the device";
+	case EISDIR:
+		return "it is a directory";
+	default:
+		return g_strerror(err);
+	}
+}
+
+static bool pending_open(struct pending_file *f, const char *path, GError **error)
+{
+	f->path = path;
+	if (!path)
+		return true;
+	if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", path,
+			    io_reason(EISDIR));
+		return false;
+	}
+	f->tmp = g_strdup_printf("%s.XXXXXX", path);
+	int fd = g_mkstemp_full(f->tmp, O_WRONLY | O_CLOEXEC, 0666);
+	if (fd >= 0)
+		f->fp = fdopen(fd, "w");
+	if (!f->fp) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", path,
+			    io_reason(errno));
+		if (fd >= 0)
+			close(fd);
+		g_free(f->tmp);
+		f->tmp = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* Close the stream; false (and the reason) if any write failed. */
+static bool pending_close(struct pending_file *f, GError **error)
+{
+	if (!f->fp)
+		return true;
+	bool ok = !ferror(f->fp);
+	ok = fclose(f->fp) == 0 && ok;
+	f->fp = NULL;
+	if (!ok)
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", f->path,
+			    io_reason(errno));
+	return ok;
+}
+
+static bool pending_commit(struct pending_file *f, GError **error)
+{
+	if (!f->tmp)
+		return true;
+	if (rename(f->tmp, f->path) != 0) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", f->path,
+			    io_reason(errno));
+		return false;
+	}
+	g_free(f->tmp);
+	f->tmp = NULL;
+	return true;
+}
+
+/* Nothing of @f is left behind. */
+static void pending_discard(struct pending_file *f)
+{
+	if (f->fp)
+		fclose(f->fp);
+	f->fp = NULL;
+	if (f->tmp)
+		unlink(f->tmp);
+	g_free(f->tmp);
+	f->tmp = NULL;
+}
+
 static int exit_code_for(const GError *error)
 {
 	if (error->domain != TLBSIM_ERROR)
@@ -334,10 +440,12 @@ static bool labels_parse(char **args, struct labels *labels, GError **error)
 	return true;
 }
 
-static int run(const struct options *o, const struct labels *labels)
+static int run(const struct options *o, const struct labels *labels,
+	       const struct trace_options *trace)
 {
 	GError *error = NULL;
 	struct inputs inputs;
+	struct pending_file trace_file = {0}, series_file = {0};
 	struct inputs_request request = {
 		.names = {o->topology, o->workload, o->policy},
 		.sets = (const char *const *)o->sets,
@@ -358,16 +466,33 @@ static int run(const struct options *o, const struct labels *labels)
 		.max_sim_ns = (uint64_t)o->max_sim_ns,
 		.max_wall_seconds = o->max_wall_seconds,
 		.cancel = &interrupted,
+		.trace = o->trace ? trace : NULL,
+		.timeseries_interval_ns = o->timeseries ? (uint64_t)o->interval : 0,
 	};
+	int code = EXIT_OK;
+	/* Before the run: a path that cannot be written fails in no time. */
+	if (!pending_open(&trace_file, o->trace, &error) ||
+	    !pending_open(&series_file, o->timeseries, &error)) {
+		g_printerr("tlbsim: %s\n", error->message);
+		g_error_free(error);
+		code = EXIT_INPUT;
+		goto out_discard;
+	}
+	input.trace_out = trace_file.fp;
+	input.timeseries_out = series_file.fp;
 	gint64 start = g_get_monotonic_time();
 	struct sim_result *result = sim_run(&input, &error);
 	double host_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
-	int code = EXIT_OK;
+	if (result && (!pending_close(&trace_file, &error) ||
+		       !pending_close(&series_file, &error))) {
+		sim_result_free(result);
+		result = NULL;
+	}
 	if (!result) {
 		g_printerr("tlbsim: %s\n", error->message);
 		code = exit_code_for(error);
 		g_error_free(error);
-		goto out_clear;
+		goto out_discard;
 	}
 	struct report_meta meta = {
 		.topology = inputs.names[INPUT_TOPOLOGY],
@@ -396,6 +521,7 @@ static int run(const struct options *o, const struct labels *labels)
 	}
 	if (ok)
 		ok = write_csv(o, header->str, row->str, &error);
+	ok = ok && pending_commit(&trace_file, &error) && pending_commit(&series_file, &error);
 	hold_signals(false, &saved);
 	if (!ok) {
 		g_printerr("tlbsim: %s\n", error ? error->message : "cannot write the output");
@@ -417,7 +543,9 @@ static int run(const struct options *o, const struct labels *labels)
 	g_string_free(header, TRUE);
 	g_string_free(row, TRUE);
 	sim_result_free(result);
-out_clear:
+out_discard:
+	pending_discard(&trace_file);
+	pending_discard(&series_file);
 	inputs_clear(&inputs);
 	return code;
 }
@@ -621,6 +749,16 @@ static void add_single_entries(GOptionContext *context, struct options *o)
 		{"label", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->labels,
 		 "Prepend a column NAME holding VALUE (repeatable; what sweep commands use)",
 		 "NAME=VALUE"},
+		{"trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace,
+		 "Write a Chrome/Perfetto trace of the run (JSON) to FILE", "FILE"},
+		{"trace-window", 0, 0, G_OPTION_ARG_STRING, &o->trace_window,
+		 "Trace only simulated time START..END ns (END may be empty)", "START:END"},
+		{"trace-max-events", 0, 0, G_OPTION_ARG_INT64, &o->trace_max_events,
+		 "Cut the trace after about N events (default 1000000; 0: no limit)", "N"},
+		{"timeseries", 0, 0, G_OPTION_ARG_FILENAME, &o->timeseries,
+		 "Write counters per --interval as CSV t_ns,cpu,metric,value to FILE", "FILE"},
+		{"interval", 0, 0, G_OPTION_ARG_INT64, &o->interval,
+		 "Interval of --timeseries in simulated ns", "NS"},
 		{"list-topologies", 0, 0, G_OPTION_ARG_NONE, &o->list_topologies,
 		 "List bundled topologies", NULL},
 		{"list-workloads", 0, 0, G_OPTION_ARG_NONE, &o->list_workloads,
@@ -666,6 +804,79 @@ static bool check_common(const struct options *o)
 	return true;
 }
 
+/* "START:END" or "START:" in simulated ns. */
+static bool parse_window(const char *text, struct trace_options *trace, GError **error)
+{
+	const char *colon = strchr(text, ':');
+	char *end = NULL;
+	errno = 0;
+	if (colon && g_ascii_isdigit(text[0])) {
+		guint64 start = g_ascii_strtoull(text, &end, 10);
+		if (end == colon && errno != ERANGE) {
+			trace->window_start_ns = start;
+			trace->window_end_ns = UINT64_MAX;
+			if (colon[1] == '\0')
+				return true;
+			if (g_ascii_isdigit(colon[1])) {
+				errno = 0;
+				guint64 stop = g_ascii_strtoull(colon + 1, &end, 10);
+				if (*end == '\0' && errno != ERANGE && stop > start) {
+					trace->window_end_ns = stop;
+					return true;
+				}
+				if (*end == '\0' && errno != ERANGE) {
+					g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+						    "--trace-window %s: END must be after START "
+						    "(simulated ns)", text);
+					return false;
+				}
+			}
+		}
+	}
+	g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+		    "--trace-window %s: expected START:END or START: in simulated ns "
+		    "(e.g. 1000000:2000000)", text);
+	return false;
+}
+
+/* The trace and time-series options, checked before anything runs. */
+static bool check_timelines(const struct options *o, struct trace_options *trace,
+			    GError **error)
+{
+	*trace = (struct trace_options){.window_end_ns = UINT64_MAX,
+					.max_events = TRACE_MAX_EVENTS_DEFAULT};
+	if (!o->trace && (o->trace_window || o->trace_max_events != OPTION_UNSET)) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "--trace-window and --trace-max-events need --trace FILE");
+		return false;
+	}
+	if (o->trace_window && !parse_window(o->trace_window, trace, error))
+		return false;
+	if (o->trace_max_events != OPTION_UNSET) {
+		if (o->trace_max_events < 0) {
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+				    "--trace-max-events %" G_GINT64_FORMAT
+				    ": expected a number of events (0: no limit)",
+				    o->trace_max_events);
+			return false;
+		}
+		trace->max_events = (uint64_t)o->trace_max_events;
+	}
+	if (!o->timeseries != (o->interval == OPTION_UNSET)) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "--timeseries FILE and --interval NS go together");
+		return false;
+	}
+	if (o->timeseries && o->interval <= 0) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "--interval %" G_GINT64_FORMAT
+			    ": expected a positive number of simulated nanoseconds",
+			    o->interval);
+		return false;
+	}
+	return true;
+}
+
 static int main_single(struct options *o, int argc, char **argv)
 {
 	if (o->version) {
@@ -694,12 +905,13 @@ static int main_single(struct options *o, int argc, char **argv)
 	struct labels labels;
 	GError *error = NULL;
 	int code = EXIT_INPUT;
-	if (!labels_parse(o->labels, &labels, &error)) {
+	struct trace_options trace;
+	if (!labels_parse(o->labels, &labels, &error) || !check_timelines(o, &trace, &error)) {
 		g_printerr("tlbsim: %s\n", error->message);
 		g_error_free(error);
 	} else {
 		catch_signals();
-		code = run(o, &labels);
+		code = run(o, &labels, &trace);
 	}
 	labels_free(&labels);
 	return code;
@@ -751,7 +963,8 @@ static int main_sweep(struct options *o, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct options o = {.policy = NULL, .seed = 1};
+	struct options o = {.policy = NULL, .seed = 1, .trace_max_events = OPTION_UNSET,
+			    .interval = OPTION_UNSET};
 	/* Messages carry names and quotes GLib converts to the locale's charset. */
 	setlocale(LC_ALL, "");
 	o.max_events = (gint64)SIM_DEFAULT_MAX_EVENTS;
@@ -798,5 +1011,8 @@ int main(int argc, char **argv)
 	g_free(o.per_cpu);
 	g_strfreev(o.labels);
 	g_strfreev(o.varies);
+	g_free(o.trace);
+	g_free(o.trace_window);
+	g_free(o.timeseries);
 	return code;
 }

@@ -17,6 +17,7 @@
 #include <glib.h>
 #include "tlbsim/sched.h"
 #include "tlbsim/tlbflush.h"
+#include "tlbsim/trace.h"
 
 enum rq_action { ACTION_RUN, ACTION_BLOCK, ACTION_YIELD, ACTION_EXIT };
 
@@ -307,8 +308,12 @@ static void sched_switch(struct rq *rq, uint64_t t, bool prev_runnable)
 		return;
 	}
 	cpu->counters.context_switches++;
+	if (k->trace)
+		trace_switch(k->trace, cpu->id, next ? (int)next->id : -1, t);
 	uint64_t cost = k->machine->topology->costs.context_switch +
 			context_switch_mm(k, cpu, next ? next->mm : NULL, t);
+	if (k->trace)
+		trace_switch_done(k->trace, cpu->id, t + cost);
 	if (!next)
 		return;
 	next->state = TASK_RUNNING;
@@ -391,6 +396,8 @@ static void sched_resume_event(void *target, uint64_t gen)
 		return;
 	}
 	rq->need_resched = false;
+	if (k->trace)
+		trace_run(k->trace, rq->cpu->id, now);
 	rq->curr->ops->run(k, rq->curr, rq->cpu, now);
 }
 

@@ -8,7 +8,9 @@
 #include "tlbsim/sched.h"
 #include "tlbsim/sim.h"
 #include "tlbsim/smp.h"
+#include "tlbsim/timeseries.h"
 #include "tlbsim/tlbflush.h"
+#include "tlbsim/trace.h"
 
 static bool sim_check_budget(const struct sim_input *input, enum engine_stop_reason why,
 			     const struct engine *engine, GError **error)
@@ -37,27 +39,69 @@ static bool sim_cancelled(const struct sim_input *input)
 }
 
 /*
- * engine_run() in slices of events, so that a cancel request (a signal) or
- * the wall-time budget can stop a long run between slices.  Slicing changes
- * nothing else: the engine resumes exactly where it stopped.
+ * How far each CPU's counters go: a CPU that ran its accesses ahead has
+ * counted them up to its pending resume (sched.h); others up to now.
  */
-static enum engine_stop_reason sim_engine_run(const struct sim_input *input,
-					      struct engine *engine, uint64_t time_limit,
-					      uint64_t event_limit)
+static void sim_counted_until(const struct kernel *k, uint64_t *until)
+{
+	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {
+		bool quiet;
+		if (!sched_pending_resume(k, &k->machine->cpus[c], &until[c], &quiet))
+			until[c] = engine_now(k->engine);
+	}
+}
+
+/*
+ * engine_run() in slices of events, so that a cancel request (a signal) or
+ * the wall-time budget can stop a long run between slices, and up to each
+ * interval boundary of @series (may be NULL), which reads the counters there.
+ * Slicing changes nothing else: a time or event limit dispatches no event of
+ * its own, and the engine resumes exactly where it stopped.  @until: room for
+ * each CPU's counted-until time (with @series).
+ */
+static enum engine_stop_reason sim_engine_loop(const struct sim_input *input,
+					       const struct kernel *k, struct timeseries *series,
+					       uint64_t *until, uint64_t time_limit,
+					       uint64_t event_limit)
 {
 	const uint64_t slice = 4096; /* a few ms of wall time at most */
+	struct engine *engine = k->engine;
 	gint64 deadline = input->max_wall_seconds > 0
 				  ? g_get_monotonic_time() + (gint64)(input->max_wall_seconds * 1e6)
 				  : G_MAXINT64;
-	for (;;) {
+	for (unsigned samples = 1;; samples++) {
 		uint64_t dispatched = engine_events_dispatched(engine);
 		uint64_t left = event_limit == ENGINE_NEVER ? ENGINE_NEVER : event_limit - dispatched;
-		enum engine_stop_reason why = engine_run(engine, time_limit, MIN(slice, left));
+		uint64_t limit = time_limit;
+		bool boundary = series && timeseries_boundary(series) - 1 < time_limit;
+		if (boundary)
+			limit = timeseries_boundary(series) - 1;
+		enum engine_stop_reason why = engine_run(engine, limit, MIN(slice, left));
+		if (why == ENGINE_TIME_LIMIT && boundary) {
+			sim_counted_until(k, until);
+			timeseries_sample(series, k->machine, until, engine_next_time(engine));
+			/* Many short intervals with few events: check now and then. */
+			if (samples % slice == 0 &&
+			    (sim_cancelled(input) || g_get_monotonic_time() > deadline))
+				return ENGINE_STOPPED;
+			continue;
+		}
 		if (why != ENGINE_EVENT_LIMIT || left <= slice)
 			return why;
 		if (sim_cancelled(input) || g_get_monotonic_time() > deadline)
 			return ENGINE_STOPPED;
 	}
+}
+
+static enum engine_stop_reason sim_engine_run(const struct sim_input *input,
+					      const struct kernel *k, struct timeseries *series,
+					      uint64_t time_limit, uint64_t event_limit)
+{
+	uint64_t *until = series ? g_new(uint64_t, k->machine->nr_cpus) : NULL;
+	enum engine_stop_reason why = sim_engine_loop(input, k, series, until, time_limit,
+						      event_limit);
+	g_free(until);
+	return why;
 }
 
 static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *ip,
@@ -92,15 +136,35 @@ static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *i
 		r->stale[i] = m->stale[i];
 }
 
+/* After the tasks exist (their names), before anything runs. */
+static struct trace *sim_trace_new(const struct sim_input *input, const struct kernel *k,
+				   const struct interp *ip)
+{
+	char **tasks = interp_task_labels(ip);
+	struct trace_labels labels = {
+		.workload = input->workload->name,
+		.policy = input->policy->name,
+		.seed = input->seed,
+		.tasks = (const char *const *)tasks,
+	};
+	struct trace *trace = trace_new(input->trace, k->machine, &labels);
+	g_strfreev(tasks);
+	return trace;
+}
+
 struct sim_result *sim_run(const struct sim_input *input, GError **error)
 {
 	struct sim_result *result = NULL;
 	if (!policy_check_topology(input->policy, input->topology, error))
 		return NULL;
 	struct kernel k = {.policy = input->policy};
+	struct timeseries *series = NULL;
 	kernel_init_inflight(&k);
 	k.engine = engine_new(NR_LANES(topology_nr_cpus(input->topology)));
 	k.machine = machine_new(input->topology, k.engine, smp_deliver_ipi, &k);
+	if (input->timeseries_interval_ns)
+		series = timeseries_new(input->topology, k.machine->nr_cpus,
+					input->timeseries_interval_ns, input->timeseries_out);
 	k.init_mm = mm_new(0, k.machine->nr_cpus);
 	sched_new(&k);
 	smp_new(&k);
@@ -110,12 +174,14 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 				       input->run_ahead, error);
 	if (!ip)
 		goto out_free_kernel;
+	if (input->trace)
+		k.trace = sim_trace_new(input, &k, ip);
 	sched_start(&k);
 	uint64_t time_limit = input->max_sim_ns
 				      ? topology_ns_to_cycles(input->topology, input->max_sim_ns)
 				      : ENGINE_NEVER;
 	uint64_t event_limit = input->max_events ? input->max_events : ENGINE_NEVER;
-	enum engine_stop_reason why = sim_engine_run(input, k.engine, time_limit, event_limit);
+	enum engine_stop_reason why = sim_engine_run(input, &k, series, time_limit, event_limit);
 	if (why == ENGINE_STOPPED && !interp_error(ip)) {
 		if (sim_cancelled(input))
 			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INTERRUPTED, "interrupted");
@@ -140,13 +206,21 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 			    input->workload_file, sched_nr_alive(&k));
 		goto out_free_interp;
 	}
+	if (series && !timeseries_finish(series, k.machine, error))
+		goto out_free_interp;
 	result = g_new0(struct sim_result, 1);
 	sim_collect(result, &k, ip, input->workload);
+	if (k.trace && !trace_write(k.trace, result->sim_cycles, input->trace_out, error)) {
+		sim_result_free(result);
+		result = NULL;
+	}
 
 out_free_interp:
 	interp_free(ip);
 out_free_kernel:
 	kernel_free_inflight(&k);
+	timeseries_free(series);
+	trace_free(k.trace);
 	smp_free(k.smp);
 	sched_free(k.sched);
 	mm_free(k.init_mm);

@@ -16,6 +16,7 @@
 #include <glib.h>
 #include "tlbsim/sched.h"
 #include "tlbsim/smp.h"
+#include "tlbsim/trace.h"
 
 /*
  * The caller's wait for every acknowledgement.  Interrupt arrivals and
@@ -134,6 +135,8 @@ static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
 	struct smp_cpu *sc = &smp->cpus[cpu_id];
 	sc->in_handler = true;
 	sc->handler_start = now;
+	if (k->trace)
+		trace_irq_enter(k->trace, cpu_id, now);
 	sched_irq_enter(k, &k->machine->cpus[cpu_id], now);
 	engine_schedule_local(k->engine, now + k->machine->topology->costs.irq_entry,
 			      fabric_cpu_lane(cpu_id), smp_handler_body, smp, cpu_id);
@@ -156,6 +159,8 @@ static void smp_ack(struct kernel *k, struct csd *csd, unsigned cpu_id, uint64_t
 {
 	struct call_wait *wait = csd->wait;
 	uint64_t seen = at + fabric_line_transfer(k->machine->fabric, cpu_id, csd->caller);
+	if (k->trace)
+		trace_ack(k->trace, cpu_id, csd->caller, csd->slot, at, seen);
 	if (seen > wait->done_at)
 		wait->done_at = seen;
 	g_assert(wait->pending > 0 && !wait->acked[csd->slot]);
@@ -184,6 +189,8 @@ static void smp_handler_body(void *target, uint64_t cpu_id)
 
 	struct csd *csd;
 	while ((csd = g_queue_pop_head(&batch))) {
+		if (k->trace)
+			trace_csd_begin(k->trace, (unsigned)cpu_id, csd->caller, csd->slot, t);
 		t += csd->fn(k, cpu, t, csd->info);
 		smp_ack(k, csd, (unsigned)cpu_id, t);
 		kernel_release(k, csd);
@@ -208,6 +215,8 @@ static void smp_handler_exit(void *target, uint64_t cpu_id)
 	}
 	sc->in_handler = false;
 	cpu->counters.irq_cycles += now - sc->handler_start;
+	if (k->trace)
+		trace_irq_exit(k->trace, (unsigned)cpu_id, now);
 	sched_irq_exit(k, cpu, now);
 }
 
@@ -221,6 +230,8 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 		kcont_call(k, done, now);
 		return;
 	}
+	if (k->trace)
+		trace_call_begin(k->trace, self->id, nr_targets, now);
 	struct call_wait *wait = kernel_alloc(k, sizeof(*wait));
 	wait->pending = nr_targets;
 	wait->done = done;
@@ -245,6 +256,8 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 	uint64_t last_arrival = t;
 	for (unsigned i = 0; i < nr_targets; i++) {
 		t += costs->ipi_send;
+		if (k->trace)
+			trace_ipi_send(k->trace, self->id, targets[i], i, t);
 		uint64_t arrival = fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
 		last_arrival = arrival > last_arrival ? arrival : last_arrival;
 		self->counters.ipis_sent++;

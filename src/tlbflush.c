@@ -20,6 +20,7 @@
 #include "tlbsim/sched.h"
 #include "tlbsim/smp.h"
 #include "tlbsim/tlbflush.h"
+#include "tlbsim/trace.h"
 
 /* 6.14 trims stale mm_cpumask bits at most once a second (HZ jiffies). */
 #define TRIM_INTERVAL_NS UINT64_C(1000000000)
@@ -144,6 +145,9 @@ static void native_flush_tlb_others(struct kernel *k, struct cpu *cpu, struct fl
 	const struct lazy_tlb_ops *lazy = k->policy->lazy;
 	cpu->counters.nr_tlb_remote_flush++;
 	cpu->counters.tlb_flush_events++; /* TLB_REMOTE_SEND_IPI */
+	if (k->trace)
+		trace_tlb_flush(k->trace, cpu->id, TRACE_TLB_REMOTE_SEND_IPI, info->start,
+				info->end, now);
 	unsigned *targets = g_new(unsigned, k->machine->nr_cpus);
 	unsigned nr = tlbflush_select_targets(k, cpu, mask_mm, targets), kept = 0;
 	for (unsigned i = 0; i < nr; i++)
@@ -151,6 +155,8 @@ static void native_flush_tlb_others(struct kernel *k, struct cpu *cpu, struct fl
 			targets[kept++] = targets[i];
 	/* 5.13+: the local flush runs after the sends, while the IPIs fly. */
 	info->local_done = now + kept * costs_of(k)->ipi_send + local_cost;
+	if (k->trace)
+		trace_local_flush_late(k->trace, cpu->id, info->local_done - local_cost, local_cost);
 	struct kcont wait_done = {.fn = flush_tlb_others_done, .ctx = info};
 	smp_call_function_many(k, cpu, targets, kept, remote_flush_handler, info, now, wait_done);
 	g_free(targets);
@@ -239,6 +245,8 @@ static void broadcast_tlb_flush(struct kernel *k, struct cpu *cpu, const struct 
 	uint64_t instructions = (strides + topo->invlpgb_count_max - 1) / topo->invlpgb_count_max;
 	cpu->counters.tlbi_broadcasts += instructions;
 	cpu->counters.tlb_flush_events++;
+	if (k->trace)
+		trace_tlb_flush(k->trace, cpu->id, TRACE_TLB_BROADCAST, start, end, now);
 	uint64_t issued = now + instructions * topo->costs.broadcast_issue;
 	fabric_broadcast(k->machine->fabric, issued, engine_now(k->engine) + k->machine->lookahead,
 			 tlbsync_done, f);
@@ -320,11 +328,15 @@ static void x86_flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm 
 		return;
 	}
 	uint64_t local = 0;
+	if (k->trace)
+		trace_cursor(k->trace, cpu->id, t);
 	if (loaded)
 		local = lazy->flush_tlb_func(k, cpu, info, true, t);
 	unsigned first = mm_cpumask_next(mm, 0);
 	bool others = first < mm->nr_cpus &&
 		      (first != cpu->id || mm_cpumask_next(mm, cpu->id + 1) < mm->nr_cpus);
+	if (k->trace && !(others && k->policy->concurrent_local_flush))
+		trace_local_flush(k->trace, cpu->id, t, local);
 	if (!others) {
 		struct kcont cont = info->done;
 		kernel_release(k, info);
@@ -383,15 +395,21 @@ static void x86_batch_flush(struct kernel *k, struct cpu *cpu, struct tlbflush_u
 					.new_tlb_gen = TLB_GENERATION_INVALID, .done = *done};
 	uint64_t t = now, local = 0;
 	if (rmap_batch_test(batch, cpu->id)) {
-		cpu->counters.tlb_flush_events++; /* TLB_LOCAL_SHOOTDOWN */
+		/* TLB_LOCAL_SHOOTDOWN, traced once: by flush_tlb_func() in 4.14+. */
 		if (lazy->tracks_tlb_gen) {
 			if (cpu->loaded_mm != k->init_mm)
 				local = lazy->flush_tlb_func(k, cpu, info, true, t);
 		} else {
+			cpu->counters.tlb_flush_events++;
+			if (k->trace)
+				trace_tlb_flush(k->trace, cpu->id, TRACE_TLB_LOCAL_SHOOTDOWN, 0,
+						FLUSH_ALL, t);
 			cpu->counters.nr_tlb_local_flush_all++;
 			local = tlbflush_local_all(k, cpu);
 		}
 	}
+	if (k->trace && !(k->policy->concurrent_local_flush && rmap_batch_others(batch, cpu->id)))
+		trace_local_flush(k->trace, cpu->id, t, local);
 	if (!rmap_batch_others(batch, cpu->id)) {
 		struct kcont cont = info->done;
 		kernel_release(k, info);

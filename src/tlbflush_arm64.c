@@ -18,6 +18,7 @@
 #include <glib.h>
 #include "tlbsim/rmap.h"
 #include "tlbsim/tlbflush.h"
+#include "tlbsim/trace.h"
 
 /* Invalidations issued and not yet completed by a DSB. */
 struct tlbi_batch {
@@ -75,6 +76,8 @@ static void arm64_flush_tlb_range(struct kernel *k, struct cpu *cpu, struct mm *
 	}
 	cpu->counters.tlbi_broadcasts += strides;
 	cpu->counters.tlb_flush_events++;
+	if (k->trace)
+		trace_tlb_flush(k->trace, cpu->id, TRACE_TLB_BROADCAST, start, end, now);
 	dsb_ish(k, b, now + strides * costs->broadcast_issue);
 }
 
@@ -109,6 +112,9 @@ static void arm64_batch_flush(struct kernel *k, struct cpu *cpu, struct tlbflush
 		memcpy(b->addrs, batch->pages, batch->nr_pages * sizeof(uint64_t));
 	}
 	cpu->counters.tlb_flush_events++;
+	if (k->trace)
+		trace_tlb_flush(k->trace, cpu->id, TRACE_TLB_BROADCAST, 0,
+				batch->nr_pages << 12, now);
 	dsb_ish(k, b, now);
 }
 

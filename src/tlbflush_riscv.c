@@ -21,6 +21,7 @@
 #include "tlbsim/rmap.h"
 #include "tlbsim/smp.h"
 #include "tlbsim/tlbflush.h"
+#include "tlbsim/trace.h"
 
 struct flush_tlb_range_data {
 	uint16_t asid;
@@ -39,6 +40,9 @@ static uint64_t local_flush_tlb_range_asid(struct kernel *k, struct cpu *cpu,
 	const struct topology *topo = k->machine->topology;
 	uint64_t strides = d->end == FLUSH_ALL ? UINT64_MAX : (d->end - d->start) >> d->stride_shift;
 	cpu->counters.tlb_flush_events++;
+	if (k->trace)
+		trace_tlb_flush(k->trace, cpu->id, TRACE_TLB_LOCAL_MM_SHOOTDOWN, d->start,
+				d->end, TRACE_CURSOR);
 	if (topo->full_flush_only || d->all_asids) {
 		machine_flush_all(k->machine, cpu);
 		return topo->costs.flush_all;
@@ -82,10 +86,14 @@ static void flush_tlb_range_mask(struct kernel *k, struct cpu *cpu, const struct
 	unsigned *targets = g_new(unsigned, k->machine->nr_cpus);
 	unsigned nr = tlbflush_select_targets(k, cpu, mask, targets);
 	uint64_t t = now, local_cost = 0;
+	if (k->trace)
+		trace_cursor(k->trace, cpu->id, now);
 	if (nr == 0) {
 		g_free(targets);
 		if (local)
 			t += local_flush_tlb_range_asid(k, cpu, d);
+		if (k->trace)
+			trace_local_flush(k->trace, cpu->id, now, t - now);
 		d->local_done = t;
 		flush_range_done(k, d, t);
 		return;
@@ -100,6 +108,8 @@ static void flush_tlb_range_mask(struct kernel *k, struct cpu *cpu, const struct
 	if (local)
 		local_cost = local_flush_tlb_range_asid(k, cpu, d);
 	d->local_done = t + nr * topo->costs.ipi_send + local_cost;
+	if (k->trace)
+		trace_local_flush_late(k->trace, cpu->id, d->local_done - local_cost, local_cost);
 	struct kcont wait = {.fn = flush_range_done, .ctx = d};
 	smp_call_function_many(k, cpu, targets, nr, ipi_flush_tlb_range_asid, d, t, wait);
 	g_free(targets);

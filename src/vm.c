@@ -15,6 +15,7 @@
 #include "tlbsim/rmap.h"
 #include "tlbsim/sched.h"
 #include "tlbsim/tlbflush.h"
+#include "tlbsim/trace.h"
 #include "tlbsim/vm.h"
 
 #define PAGE_4K (UINT64_C(1) << 12)
@@ -101,6 +102,8 @@ static void vm_return_event(void *target, uint64_t time)
 	     span++)
 		if (mm_pmd_freed(call->mm, span))
 			machine_check_freed_table(k->machine, call->mm, span, time);
+	if (k->trace)
+		trace_syscall_exit(k->trace, call->cpu->id, time);
 	kernel_release(k, call);
 	kcont_call(k, done, time);
 }
@@ -237,6 +240,8 @@ static void vm_apply_event(void *target, uint64_t unused)
 		else if (call->vma->writable)
 			pte->writable = true; /* do_wp_page() reusing the only mapping */
 		machine_fill(k->machine, call->cpu, call->cpu->loaded_asid, call->vma, call->addr);
+		if (k->trace)
+			trace_syscall_exit(k->trace, call->cpu->id, t);
 		kernel_release(k, call);
 		kcont_call(k, done, t);
 		return;
@@ -289,6 +294,8 @@ void do_munmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma
 {
 	g_assert(vma->mapped);
 	cpu->counters.syscalls++;
+	if (k->trace)
+		trace_syscall_enter(k->trace, cpu->id, "munmap", vma, vma->start, vma->end, now);
 	vm_call_start(k, cpu, mm, vma, VM_MUNMAP, now, syscall_entry(k), done, NULL);
 }
 
@@ -297,6 +304,8 @@ void do_mprotect(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *v
 {
 	g_assert(vma->mapped);
 	cpu->counters.syscalls++;
+	if (k->trace)
+		trace_syscall_enter(k->trace, cpu->id, "mprotect", vma, vma->start, vma->end, now);
 	struct vm_call *call;
 	vm_call_start(k, cpu, mm, vma, VM_MPROTECT, now, syscall_entry(k), done, &call);
 	call->writable = writable;
@@ -307,6 +316,9 @@ void madvise_dontneed(struct kernel *k, struct cpu *cpu, struct mm *mm, struct v
 {
 	g_assert(vma->mapped && vma->start <= start && start < end && end <= vma->end);
 	cpu->counters.syscalls++;
+	if (k->trace)
+		trace_syscall_enter(k->trace, cpu->id, "madvise(MADV_DONTNEED)", vma, start, end,
+				    now);
 	struct vm_call *call;
 	vm_call_start(k, cpu, mm, vma, VM_DONTNEED, now, syscall_entry(k), done, &call);
 	call->start = start;
@@ -318,6 +330,9 @@ void madvise_pageout(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vm
 {
 	g_assert(vma->mapped && vma->start <= start && start < end && end <= vma->end);
 	cpu->counters.syscalls++;
+	if (k->trace)
+		trace_syscall_enter(k->trace, cpu->id, "madvise(MADV_PAGEOUT)", vma, start, end,
+				    now);
 	struct vm_call *call;
 	vm_call_start(k, cpu, mm, vma, VM_PAGEOUT, now, syscall_entry(k), done, &call);
 	call->start = start;
@@ -329,6 +344,8 @@ void handle_mm_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vm
 {
 	g_assert(vma->mapped);
 	cpu->counters.page_faults++;
+	if (k->trace)
+		trace_syscall_enter(k->trace, cpu->id, "page_fault", NULL, addr, addr, now);
 	struct vm_call *call;
 	vm_call_start(k, cpu, mm, vma, VM_FAULT, now, k->machine->topology->costs.page_fault, done,
 		      &call);

@@ -21,14 +21,22 @@ static cJSON *load_json(enum inputs_kind kind, const char *name, char **path_out
 
 static struct sim_result *support_try(const char *topology, const char *policy,
 				      const char *const *sets, const char *workload_json,
+				      const struct support_outputs *outputs,
 				      struct support_run *out, GError **run_error);
 
 struct support_run support_run(const char *topology, const char *policy,
 			       const char *const *sets, const char *workload_json)
 {
+	return support_run_outputs(topology, policy, sets, workload_json, NULL);
+}
+
+struct support_run support_run_outputs(const char *topology, const char *policy,
+				       const char *const *sets, const char *workload_json,
+				       const struct support_outputs *outputs)
+{
 	struct support_run r = {0};
 	GError *error = NULL;
-	r.result = support_try(topology, policy, sets, workload_json, &r, &error);
+	r.result = support_try(topology, policy, sets, workload_json, outputs, &r, &error);
 	cr_assert_not_null(r.result, "%s", error ? error->message : "");
 	return r;
 }
@@ -38,7 +46,7 @@ char *support_run_error(const char *topology, const char *policy, const char *co
 {
 	struct support_run r = {0};
 	GError *error = NULL;
-	r.result = support_try(topology, policy, sets, workload_json, &r, &error);
+	r.result = support_try(topology, policy, sets, workload_json, NULL, &r, &error);
 	cr_assert_null(r.result, "the run was expected to fail");
 	cr_assert_not_null(error);
 	char *message = g_strdup(error->message);
@@ -50,6 +58,7 @@ char *support_run_error(const char *topology, const char *policy, const char *co
 
 static struct sim_result *support_try(const char *topology, const char *policy,
 				      const char *const *sets, const char *workload_json,
+				      const struct support_outputs *outputs,
 				      struct support_run *out, GError **run_error)
 {
 	struct support_run r = {0};
@@ -82,6 +91,12 @@ static struct sim_result *support_try(const char *topology, const char *policy,
 		.seed = 1,
 		.run_ahead = true,
 	};
+	if (outputs) {
+		input.trace = outputs->trace;
+		input.trace_out = outputs->trace_out;
+		input.timeseries_interval_ns = outputs->interval_ns;
+		input.timeseries_out = outputs->series_out;
+	}
 	result = sim_run(&input, run_error);
 	cJSON_Delete(tjson);
 	cJSON_Delete(pjson);

@@ -18,6 +18,19 @@ struct support_run {
  * overrides of the policy, NULL-terminated, may be NULL. */
 struct support_run support_run(const char *topology, const char *policy,
 			       const char *const *sets, const char *workload_json);
+
+/* What a run may write besides its result (sim.h); zero: nothing. */
+struct support_outputs {
+	const struct trace_options *trace;
+	FILE *trace_out;
+	uint64_t interval_ns;
+	FILE *series_out;
+};
+
+/* support_run() with a trace and/or a time series. */
+struct support_run support_run_outputs(const char *topology, const char *policy,
+				       const char *const *sets, const char *workload_json,
+				       const struct support_outputs *outputs);
 void support_run_free(struct support_run *run);
 /* The same for a run that must fail: its message (g_free it) and error code. */
 char *support_run_error(const char *topology, const char *policy, const char *const *sets,

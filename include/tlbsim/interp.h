@@ -35,6 +35,9 @@ struct interp *interp_new(struct kernel *k, const struct workload *workload, con
 			  uint64_t seed, bool run_ahead, GError **error);
 void interp_free(struct interp *interp);
 
+/* Each task's "group thread" label ("accessor 3"), by task id; g_strfreev(). */
+char **interp_task_labels(const struct interp *interp);
+
 /* A run-time error stops the engine; this returns it (or NULL). */
 const GError *interp_error(const struct interp *interp);
 const struct interp_results *interp_results(struct interp *interp);

@@ -14,6 +14,7 @@
 
 struct sched;
 struct smp;
+struct trace;
 
 struct kernel {
 	struct engine *engine;
@@ -23,6 +24,7 @@ struct kernel {
 	struct smp *smp;
 	struct mm *init_mm; /* swapper_pg_dir: no user mappings */
 	GHashTable *inflight; /* see kernel_alloc() */
+	struct trace *trace;  /* NULL: tracing off (trace.h); owned by sim.c */
 };
 
 /*

@@ -9,11 +9,13 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <glib.h>
 #include "tlbsim/counters.h"
 #include "tlbsim/machine.h"
 #include "tlbsim/policy.h"
 #include "tlbsim/topology.h"
+#include "tlbsim/trace.h"
 #include "tlbsim/workload.h"
 
 /* The budgets when none is given: enough for any workload that terminates
@@ -39,6 +41,14 @@ struct sim_input {
 	 * also safe to set from a signal handler, C11 7.14.1.1).
 	 */
 	const atomic_int *cancel;
+	/* Timeline (trace.h): written to @trace_out after a successful run.
+	 * NULL: no trace.  Both borrowed. */
+	const struct trace_options *trace;
+	FILE *trace_out;
+	/* Counters per interval (timeseries.h), streamed to @timeseries_out
+	 * (borrowed) during the run; 0: none.  Neither changes the results. */
+	uint64_t timeseries_interval_ns;
+	FILE *timeseries_out;
 };
 
 struct sim_result {
@@ -60,7 +70,9 @@ struct sim_result {
 };
 
 /* Errors: a run-time workload error (TLBSIM_ERROR_INVALID), a budget hit
- * (TLBSIM_ERROR_LIMIT), or a stop by @cancel (TLBSIM_ERROR_INTERRUPTED). */
+ * (TLBSIM_ERROR_LIMIT), a stop by @cancel (TLBSIM_ERROR_INTERRUPTED), or a
+ * failed write of the trace or time series (TLBSIM_ERROR_IO).  After an
+ * error the trace and time-series streams hold nothing usable. */
 struct sim_result *sim_run(const struct sim_input *input, GError **error);
 void sim_result_free(struct sim_result *result);
 
