@@ -712,7 +712,9 @@ static void add_common_entries(GOptionContext *context, struct options *o)
 		{"workload", 'w', 0, G_OPTION_ARG_STRING, &o->workload,
 		 "Workload: a path or a bundled name (see --list-workloads)", "NAME"},
 		{"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy,
-		 "Flush policy preset or file (default linux-4.5)", "NAME"},
+		 "Flush policy preset or file (default by the machine's architecture: "
+		 "linux-4.5, riscv-6.8 or arm64-6.5)",
+		 "NAME"},
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o->sets,
 		 "Override one JSON field, e.g. workload.threads=24 (repeatable)", "KIND.PATH=VALUE"},
 		{"seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, "Random seed (default 1)", "N"},
