@@ -84,15 +84,15 @@ static uint64_t account_switch(struct cpu *cpu, uint64_t cycles)
 	return cycles;
 }
 
-/* ---- strict (3.x-4.13) ---------------------------------------------------- */
-
-static uint64_t strict_enter_lazy_tlb(struct kernel *k, struct cpu *cpu, uint64_t now)
+uint64_t lazy_tlb_keep_loaded(struct kernel *k, struct cpu *cpu, uint64_t now)
 {
 	(void)k;
 	(void)now;
 	cpu->is_lazy = true;
 	return 0;
 }
+
+/* ---- strict (3.x-4.13) ---------------------------------------------------- */
 
 /* leave_mm(): a lazy CPU stops receiving flushes for the mm it borrows. */
 static uint64_t leave_mm(struct kernel *k, struct cpu *cpu, uint64_t now)
@@ -181,7 +181,7 @@ const struct lazy_tlb_ops lazy_tlb_strict = {
 	.arch = ARCH_X86,
 	.remote_full_if_not_loaded = true,
 	.tracks_tlb_gen = false,
-	.enter_lazy_tlb = strict_enter_lazy_tlb,
+	.enter_lazy_tlb = lazy_tlb_keep_loaded,
 	.switch_mm = strict_switch_mm,
 	.should_flush = all_should_flush,
 	.flush_tlb_func = strict_flush_tlb_func,
@@ -328,6 +328,26 @@ static bool lazier_should_flush(const struct kernel *k, const struct cpu *target
 	return !target->is_lazy;
 }
 
+/*
+ * flush_tlb_func_common() since 4.20: nothing to do on init_mm; a lazy CPU
+ * leaves lazy mode for init_mm (switch_mm_irqs_off(NULL, &init_mm): it stops
+ * using the freed tables), clearing its bit in the old mm if @clear_prev
+ * (before 6.14); a CPU running the mm catches up by generation.
+ */
+static uint64_t lazier_flush_common(struct kernel *k, struct cpu *cpu,
+				    const struct flush_tlb_info *f, bool local, bool clear_prev,
+				    uint64_t now)
+{
+	if (cpu->loaded_mm == k->init_mm)
+		return 0;
+	if (cpu->is_lazy) {
+		cpu->is_lazy = false;
+		return account_switch(
+		    cpu, switch_to_other_mm(k, cpu, k->init_mm, clear_prev, false, now));
+	}
+	return flush_tlb_func_gen(k, cpu, f, local);
+}
+
 /* 4.20-6.13 flush_tlb_func_remote() + flush_tlb_func_common(). */
 static uint64_t lazier_flush_tlb_func(struct kernel *k, struct cpu *cpu,
 				      const struct flush_tlb_info *f, bool local, uint64_t now)
@@ -337,14 +357,7 @@ static uint64_t lazier_flush_tlb_func(struct kernel *k, struct cpu *cpu,
 			return 0;
 		cpu->counters.nr_tlb_remote_flush_received++;
 	}
-	if (cpu->loaded_mm == k->init_mm)
-		return 0;
-	if (cpu->is_lazy) {
-		/* switch_mm_irqs_off(NULL, &init_mm): stop using the freed tables. */
-		cpu->is_lazy = false;
-		return account_switch(cpu, switch_to_other_mm(k, cpu, k->init_mm, true, false, now));
-	}
-	return flush_tlb_func_gen(k, cpu, f, local);
+	return lazier_flush_common(k, cpu, f, local, true, now);
 }
 
 const struct lazy_tlb_ops lazy_tlb_lazier = {
@@ -394,14 +407,7 @@ static uint64_t trimmed_flush_tlb_func(struct kernel *k, struct cpu *cpu,
 			return tlbflush_cpumask_atomic(k, cpu, f->mm, false, now);
 		}
 	}
-	if (cpu->loaded_mm == k->init_mm)
-		return 0;
-	if (cpu->is_lazy) {
-		cpu->is_lazy = false;
-		return account_switch(cpu,
-				      switch_to_other_mm(k, cpu, k->init_mm, false, false, now));
-	}
-	return flush_tlb_func_gen(k, cpu, f, local);
+	return lazier_flush_common(k, cpu, f, local, false, now);
 }
 
 const struct lazy_tlb_ops lazy_tlb_trimmed = {

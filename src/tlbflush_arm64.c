@@ -149,43 +149,12 @@ static uint64_t arm64_switch_mm(struct kernel *k, struct cpu *cpu, struct mm *pr
 	return cost;
 }
 
-static uint64_t arm64_enter_lazy_tlb(struct kernel *k, struct cpu *cpu, uint64_t now)
-{
-	(void)k;
-	(void)now;
-	cpu->is_lazy = true;
-	return 0;
-}
-
-static bool arm64_should_flush(const struct kernel *k, const struct cpu *target,
-			       const struct flush_tlb_info *info)
-{
-	(void)k;
-	(void)target;
-	(void)info;
-	g_assert_not_reached(); /* arm64 never interrupts for TLB flushes */
-	return false;
-}
-
-static uint64_t arm64_flush_tlb_func(struct kernel *k, struct cpu *cpu,
-				     const struct flush_tlb_info *info, bool local, uint64_t now)
-{
-	(void)k;
-	(void)cpu;
-	(void)info;
-	(void)local;
-	(void)now;
-	g_assert_not_reached();
-	return 0;
-}
-
 const struct lazy_tlb_ops lazy_tlb_arm64 = {
 	.name = "arm64",
 	.imitates = "arch/arm64/mm/context.c: check_and_switch_context (ASID per mm, no "
 		    "mm_cpumask use)",
 	.arch = ARCH_ARM64,
-	.enter_lazy_tlb = arm64_enter_lazy_tlb,
+	.enter_lazy_tlb = lazy_tlb_keep_loaded,
 	.switch_mm = arm64_switch_mm,
-	.should_flush = arm64_should_flush,
-	.flush_tlb_func = arm64_flush_tlb_func,
+	/* Flushes never go through the x86 IPI handler: no should_flush or flush_tlb_func. */
 };

@@ -195,43 +195,12 @@ static uint64_t riscv_switch_mm(struct kernel *k, struct cpu *cpu, struct mm *pr
 	return t - now;
 }
 
-static uint64_t riscv_enter_lazy_tlb(struct kernel *k, struct cpu *cpu, uint64_t now)
-{
-	(void)k;
-	(void)now;
-	cpu->is_lazy = true;
-	return 0;
-}
-
-static bool riscv_should_flush(const struct kernel *k, const struct cpu *target,
-			       const struct flush_tlb_info *info)
-{
-	(void)k;
-	(void)target;
-	(void)info;
-	g_assert_not_reached(); /* riscv has its own handler (above) */
-	return false;
-}
-
-static uint64_t riscv_flush_tlb_func(struct kernel *k, struct cpu *cpu,
-				     const struct flush_tlb_info *info, bool local, uint64_t now)
-{
-	(void)k;
-	(void)cpu;
-	(void)info;
-	(void)local;
-	(void)now;
-	g_assert_not_reached();
-	return 0;
-}
-
 const struct lazy_tlb_ops lazy_tlb_riscv = {
 	.name = "riscv",
 	.imitates = "arch/riscv/mm/context.c: switch_mm/set_mm (ASID per mm; lazy harts stay in "
 		    "mm_cpumask)",
 	.arch = ARCH_RISCV,
-	.enter_lazy_tlb = riscv_enter_lazy_tlb,
+	.enter_lazy_tlb = lazy_tlb_keep_loaded,
 	.switch_mm = riscv_switch_mm,
-	.should_flush = riscv_should_flush,
-	.flush_tlb_func = riscv_flush_tlb_func,
+	/* Flushes never go through the x86 IPI handler: no should_flush or flush_tlb_func. */
 };

@@ -63,7 +63,9 @@ struct lazy_tlb_ops {
 	uint64_t (*enter_lazy_tlb)(struct kernel *k, struct cpu *cpu, uint64_t now);
 	uint64_t (*switch_mm)(struct kernel *k, struct cpu *cpu, struct mm *prev, struct mm *next,
 			      uint64_t now);
-	/* Sender side: does @target (in the selected mask) get the IPI? */
+	/* Sender side: does @target (in the selected mask) get the IPI?  This
+	 * and flush_tlb_func are NULL where flushes do not go through the x86
+	 * handler (arm64, riscv). */
 	bool (*should_flush)(const struct kernel *k, const struct cpu *target,
 			     const struct flush_tlb_info *info);
 	/* The handler, on a target (@local false) or the initiator itself. */

@@ -67,6 +67,8 @@ unsigned tlbflush_select_targets(const struct kernel *k, const struct cpu *self,
 /* The tag @mm's entries carry in @cpu's TLBs, or -1 if it can hold none
  * (x86: the PCID slot holding it, or 0 while loaded without PCIDs). */
 int tlbflush_cpu_asid_of(const struct kernel *k, const struct cpu *cpu, const struct mm *mm);
+/* enter_lazy_tlb() that keeps the old mm loaded (3.x x86, arm64, riscv). */
+uint64_t lazy_tlb_keep_loaded(struct kernel *k, struct cpu *cpu, uint64_t now);
 /* The mm's ASID on architectures with one ASID per mm (arm64, riscv). */
 uint16_t tlbflush_mm_asid(const struct kernel *k, const struct mm *mm);
 
