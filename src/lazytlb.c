@@ -77,7 +77,7 @@ static uint64_t load_new_mm_cr3(struct kernel *k, struct cpu *cpu, struct mm *ne
 	return costs_of(k)->flush_all;
 }
 
-/* Where a strict-era CPU's cycles go when it switches: counted once here. */
+/* Cycles spent switching mm (any era), counted once here for switch_mm_cycles. */
 static uint64_t account_switch(struct cpu *cpu, uint64_t cycles)
 {
 	cpu->counters.switch_mm_cycles += cycles;

@@ -383,3 +383,12 @@ Test(policy_sched, range_errors)
 	    "t.json: $.sched: unknown key \"latency\" (did you mean \"latency_ns\"?)");
 	expect_with_error("\"sched\": 6000000", "t.json: $.sched: expected an object, got 6000000");
 }
+
+Test(policy_names, lazy_era_must_match_the_arch)
+{
+	expect_error("{\"name\": \"t\", \"range_flush\": \"single_page_flush_ceiling\", "
+		     "\"munmap_flush_range\": \"gathered\", \"flush_targets\": \"mm_cpumask\", "
+		     "\"arch\": \"x86\", \"lazy_tlb\": \"riscv\", \"huge_page_range\": \"per_4k\", "
+		     "\"reclaim_flush\": \"batched\", \"pcid\": false}",
+		     "t.json: $.lazy_tlb: lazy_tlb \"riscv\" is for riscv, but arch is \"x86\"");
+}

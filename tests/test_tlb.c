@@ -766,3 +766,22 @@ Test(tlb, lookup_size_probes_only_that_size)
 	cr_assert_eq(s->misses, 1);
 	tlb_free(t);
 }
+
+/* tlb_peek() sees what a lookup would, and changes neither LRU nor statistics. */
+Test(tlb, peek_changes_nothing)
+{
+	struct tlb *tlb = new_tlb(64, 4, SZ_4K);
+	uint32_t gen = 0;
+	cr_assert_not(tlb_peek(tlb, 0x5000, PS_4K, 1, 0, &gen));
+	cr_assert(tlb_fill(tlb, 0x5000, PS_4K, 1, 0, 9));
+	struct tlb_stats before = *tlb_stats(tlb);
+	cr_assert(tlb_peek(tlb, 0x5fff, PS_4K, 1, 0, &gen));
+	cr_assert_eq(gen, 9);
+	cr_assert_not(tlb_peek(tlb, 0x5000, PS_4K, 2, 0, &gen), "other ASID");
+	cr_assert_not(tlb_peek(tlb, 0x5000, PS_4K, 1, 3, &gen), "other owner");
+	cr_assert_not(tlb_peek(tlb, 0x5000, PS_2M, 1, 0, &gen), "a size it does not hold");
+	const struct tlb_stats *after = tlb_stats(tlb);
+	cr_assert_eq(after->lookups, before.lookups);
+	cr_assert_eq(after->hits, before.hits);
+	tlb_free(tlb);
+}

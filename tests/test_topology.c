@@ -606,6 +606,15 @@ Test(topology_validate, flush_hw)
 			  "$.flush_hw.invlpgb_count_max: expected an integer in [0, 65536], got 65537");
 	check_set_accepted("flush_hw.invlpgb_count_max", "8");
 	check_set_accepted("flush_hw.full_flush_only", "true");
+	/* INVLPGB only on x86: an arm64 part declaring it is refused. */
+	GError *err = NULL;
+	cJSON *json = load_json(TINY);
+	cr_assert(config_apply_set(json, "flush_hw.arch", "\"arm64\"", &err));
+	cr_assert(config_apply_set(json, "flush_hw.remote", "\"broadcast\"", &err));
+	cr_assert(config_apply_set(json, "flush_hw.invlpgb_count_max", "8", &err));
+	check_refused(json, "$.flush_hw.invlpgb_count_max: INVLPGB is an x86 (AMD) instruction; "
+			    "expected 0 on arm64");
+	cJSON_Delete(json);
 	check_removed_refused("", "flush_hw", "$: missing required key \"flush_hw\"");
 	check_removed_refused("flush_hw", "pwc_entries",
 			      "$.flush_hw: missing required key \"pwc_entries\"");
