@@ -39,9 +39,8 @@ static void tlb_gather_mmu(struct mmu_gather *tlb)
  * size, so its PTEs (4K) or PMDs (THP/hugetlb 2M); a freed PTE page alone
  * leaves the 4K range entries (pte_free_tlb widens by a page).
  */
-static unsigned tlb_get_unmap_shift(const struct vma *vma, const struct mmu_gather *tlb)
+static unsigned tlb_get_unmap_shift(const struct vma *vma)
 {
-	(void)tlb;
 	return page_size_shift(vma->page_size);
 }
 
@@ -259,7 +258,7 @@ static void vm_apply_event(void *target, uint64_t unused)
 		vm_flushed(k, call, t);
 	else
 		flush_tlb_mm_range(k, call->cpu, call->mm, call->vma, start, end,
-				   tlb_get_unmap_shift(call->vma, &tlb), tlb.freed_tables, t, flushed);
+				   tlb_get_unmap_shift(call->vma), tlb.freed_tables, t, flushed);
 }
 
 /*
