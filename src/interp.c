@@ -406,6 +406,7 @@ static enum access_result access_one(struct kernel *k, struct itask *ts, struct 
 	} else if (a->fault_seen) {
 		return ACCESS_FAULT;
 	} else if (machine_translate(k->machine, cpu, cpu->loaded_asid, vma, addr, a->write, *t,
+				     op->independent ? TRANSLATE_INDEPENDENT : TRANSLATE_DEPENDENT,
 				     &cycles) == TRANSLATE_FAULT) {
 		/* A hit, even on a stale entry of an unmapped page, succeeds as
 		 * the hardware lets it; only a walk finds the mapping gone. */

@@ -134,8 +134,10 @@ struct machine *machine_new(const struct topology *topology, struct engine *engi
 		}
 	}
 	g_free(core_tlbs);
+	machine->walker_free = g_new0(uint64_t, (size_t)nr_cores * topology->page_walkers);
 	for (unsigned c = 0; c < machine->nr_cpus; c++) {
 		struct cpu *cpu = &machine->cpus[c];
+		cpu->walker_free = &machine->walker_free[(size_t)cpu->core_id * topology->page_walkers];
 		machine_build_flush_scope(machine, cpu);
 		cpu->core_cpus = g_new(unsigned, topology->threads_per_core);
 		for (unsigned o = 0; o < machine->nr_cpus; o++)
@@ -157,6 +159,7 @@ void machine_free(struct machine *machine)
 		g_free(machine->cpus[c].core_cpus);
 	}
 	g_free(machine->all_tlbs);
+	g_free(machine->walker_free);
 	g_free(machine->cpus);
 	fabric_free(machine->fabric);
 	g_free(machine);
@@ -230,9 +233,27 @@ static void machine_pwc_flush(struct machine *machine, struct cpu *cpu, uint16_t
 	}
 }
 
+/*
+ * The core's first free walker takes a walk issued at @now: when it starts
+ * (later than @now if every walker is busy with the siblings' or this CPU's
+ * earlier walks) and, through *@end, when it finishes.
+ */
+static uint64_t machine_walk_start(const struct machine *machine, struct cpu *cpu, uint64_t now,
+				   uint64_t *end)
+{
+	uint64_t *free_at = cpu->walker_free, *first = &free_at[0];
+	for (unsigned w = 1; w < machine->topology->page_walkers; w++)
+		if (free_at[w] < *first)
+			first = &free_at[w];
+	uint64_t start = MAX(now, *first);
+	*end = *first = start + machine->topology->costs.page_walk;
+	cpu->counters.walk_wait_cycles += start - now;
+	return start;
+}
+
 enum translate_result machine_translate(struct machine *machine, struct cpu *cpu, uint16_t asid,
 					struct vma *vma, uint64_t vaddr, bool write, uint64_t now,
-					uint64_t *cycles)
+					enum translate_overlap overlap, uint64_t *cycles)
 {
 	enum page_size ps = vma->page_size;
 	const struct pte *pte = vma_pte(vma, vaddr);
@@ -251,7 +272,8 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 		cpu->counters.tlb_hits++;
 		if (machine->probe_level[ps][p] > 1)
 			cpu->counters.stlb_hits++;
-		*cycles += topo->tlbs[index].hit_cycles;
+		if (overlap == TRANSLATE_DEPENDENT)
+			*cycles += topo->tlbs[index].hit_cycles;
 		/* A write through a read-only entry faults before it uses the
 		 * translation, stale or not. */
 		if (write && !writable)
@@ -265,10 +287,16 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	}
 	cpu->counters.tlb_misses++;
 	cpu->counters.page_walks++;
-	*cycles += topo->costs.page_walk;
+	uint64_t walk_end, walk_start = machine_walk_start(machine, cpu, now, &walk_end);
 	machine_pwc_fill(cpu, vma, asid, vaddr);
-	if (!pte->present || (write && !pte->writable))
+	if (!pte->present || (write && !pte->writable)) {
+		/* The fault needs the walk's answer, overlap or not. */
+		*cycles += walk_end - now;
 		return TRANSLATE_FAULT;
+	}
+	/* Independent accesses go on once the walk has a walker; the next walk
+	 * waits for one, so walks still bound the rate. */
+	*cycles += (overlap == TRANSLATE_DEPENDENT ? walk_end : walk_start) - now;
 	machine_fill_levels(machine, cpu, asid, ps, vaddr, pte->gen, pte->writable, nr);
 	return TRANSLATE_OK;
 }

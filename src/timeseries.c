@@ -49,7 +49,7 @@ static const size_t access_counters[] = {
 	offsetof(struct counters, accesses),   offsetof(struct counters, tlb_lookups),
 	offsetof(struct counters, tlb_hits),   offsetof(struct counters, tlb_misses),
 	offsetof(struct counters, stlb_hits),  offsetof(struct counters, page_walks),
-	offsetof(struct counters, stale_hits),
+	offsetof(struct counters, stale_hits), offsetof(struct counters, walk_wait_cycles),
 };
 
 static bool is_access_counter(unsigned index)

@@ -4,7 +4,7 @@
  *
  * The file (every number may be plain or {"value": N, "source": "..."}):
  *   { "name", "description", "sockets", "cores_per_socket", "threads_per_core",
- *     "clock_ghz", "hw_asids", "smt_invalidation": "core" | "thread",
+ *     "clock_ghz", "hw_asids", "page_walkers", "smt_invalidation": "core" | "thread",
  *     "cpuid": {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift"},
  *     "flush_hw": {"arch": "x86" | "arm64" | "riscv",
  *                  "remote": "ipi" | "sbi" | "broadcast", "invlpgb_count_max",
@@ -52,6 +52,8 @@
 #define CLOCK_GHZ_MAX 10.0
 /* 16-bit ASIDs (arm64's largest); x86 PCIDs are 12 bits (4096). */
 #define MAX_HW_ASIDS 65536
+/* Zen 4 has 6 page-miss handlers per core; 16 leaves room without allowing typos. */
+#define MAX_PAGE_WALKERS 16
 /* Matches MACHINE_MAX_TLBS; no real core has more than a handful per CPU. */
 #define MAX_TLBS 16
 #define MAX_TLB_ENTRIES 65536
@@ -71,6 +73,7 @@ static const char *const top_keys[] = {
     "threads_per_core",
     "clock_ghz",
     "hw_asids",
+    "page_walkers",
     "smt_invalidation",
     "cpuid",
     "flush_hw",
@@ -230,6 +233,7 @@ static bool parse_shape(const struct config_node *root, struct topology *t, GErr
 	if (!config_get_double(root, "clock_ghz", true, CLOCK_GHZ_MIN, CLOCK_GHZ_MAX, &t->clock_ghz,
 			       error) ||
 	    !get_unsigned(root, "hw_asids", 0, MAX_HW_ASIDS, &t->hw_asids, error) ||
+	    !get_unsigned(root, "page_walkers", 1, MAX_PAGE_WALKERS, &t->page_walkers, error) ||
 	    !config_get_enum(root, "smt_invalidation", true, smt_names, &smt, error))
 		return false;
 	t->smt_invalidation = (enum topology_smt_invalidation)smt;

@@ -28,7 +28,7 @@ static const char *const op_names[NR_OP_KINDS + 1] = {
 static const char *const *const op_keys[NR_OP_KINDS] = {
 	[OP_ACCESS] = (const char *const[]){"op", "comment", "region", "chunk", "pattern", "pages",
 					     "first", "rounds", "while_flag", "write", "cycles",
-					     NULL},
+					     "loads", NULL},
 	[OP_MUNMAP] = (const char *const[]){"op", "comment", "region", "chunk", NULL},
 	[OP_MPROTECT] = (const char *const[]){"op", "comment", "region", "chunk", "prot", NULL},
 	[OP_MADVISE] = (const char *const[]){"op", "comment", "region", "chunk", "advice", "first",
@@ -524,7 +524,9 @@ static bool parse_access(const struct config_node *node, struct workload *w,
 			 const struct scope *scope, struct op *op, GError **error)
 {
 	static const char *const patterns[] = {"random", "sequential", NULL};
-	int pattern = 0;
+	/* Indexed by enum translate_overlap: dependent unless said otherwise. */
+	static const char *const loads[] = {"dependent", "independent", NULL};
+	int pattern = 0, overlap = 0;
 	if (!parse_region_ref(node, w, scope, &op->region, error) ||
 	    !read_expr(node, "chunk", false, scope, &op->chunk, error) ||
 	    !config_get_enum(node, "pattern", false, patterns, &pattern, error) ||
@@ -532,9 +534,11 @@ static bool parse_access(const struct config_node *node, struct workload *w,
 	    !read_expr(node, "first", false, scope, &op->first, error) ||
 	    !read_expr(node, "rounds", false, scope, &op->count, error) ||
 	    !read_expr(node, "write", false, scope, &op->write, error) ||
-	    !read_expr(node, "cycles", true, scope, &op->cycles, error))
+	    !read_expr(node, "cycles", true, scope, &op->cycles, error) ||
+	    !config_get_enum(node, "loads", false, loads, &overlap, error))
 		return false;
 	op->random = pattern == 0;
+	op->independent = overlap == 1;
 	if (op->random && op->first) {
 		struct config_node child = config_child(node, "first");
 		config_set_error(error, &child, "\"first\" applies to the sequential pattern only");

@@ -318,6 +318,7 @@ static const char *const milli_columns[] = {
     "irq_ns",
     "switch_mm_ns",
     "local_flush_ns",
+    "walk_wait_ns",
     NULL,
 };
 static const char *const text_columns[] = {"topology", "workload", "policy", "op", NULL};

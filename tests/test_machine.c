@@ -20,7 +20,7 @@
 static const char BASE_TOPOLOGY[] =
     "{\"name\": \"test-8cpu\", \"description\": \"tests/test_machine.c\","
     " \"sockets\": 1, \"cores_per_socket\": 4, \"threads_per_core\": 2,"
-    " \"clock_ghz\": 1.0, \"hw_asids\": 4096, \"smt_invalidation\": \"core\","
+    " \"clock_ghz\": 1.0, \"hw_asids\": 4096, \"page_walkers\": 1, \"smt_invalidation\": \"core\","
     " \"cpuid\": {\"tlb_lld_4k\": 32, \"tlb_lli_4k\": 32, \"tlb_flushall_shift\": 1},"
     " \"flush_hw\": {\"arch\": \"x86\", \"remote\": \"ipi\", \"invlpgb_count_max\": 0,"
     "  \"full_flush_only\": false, \"pwc_entries\": 4},"
@@ -62,6 +62,9 @@ struct rig {
 	struct mm *mm;
 	struct vma *small;
 	struct vma *huge;
+	/* Time of the last xlate_cost() call: calls are far enough apart that
+	 * no walk waits for an earlier one unless a test asks for that. */
+	uint64_t now;
 };
 
 static void no_deliver(void *ctx, unsigned cpu)
@@ -156,8 +159,9 @@ static uint64_t xlate_cost(struct rig *r, unsigned id, uint16_t asid, uint64_t a
 			   enum translate_result want)
 {
 	uint64_t cycles = 0;
-	enum translate_result got =
-	    machine_translate(r->m, cpu(r, id), asid, vma_of(r, addr), addr, write, 0, &cycles);
+	r->now += 1000000;
+	enum translate_result got = machine_translate(r->m, cpu(r, id), asid, vma_of(r, addr), addr,
+						      write, r->now, TRANSLATE_DEPENDENT, &cycles);
 
 	cr_assert_eq(got, want, "cpu %u %s %#lx: result %d, want %d", id, write ? "write" : "read",
 		     (unsigned long)addr, got, want);
@@ -323,10 +327,10 @@ Test(machine_translate, cycles_by_level)
 
 	/* Cycles accumulate into the caller's count. */
 	uint64_t cycles = 1000;
-	cr_assert_eq(machine_translate(r->m, c0, 0, r->small, page(0), false, 0, &cycles),
+	cr_assert_eq(machine_translate(r->m, c0, 0, r->small, page(0), false, 0, TRANSLATE_DEPENDENT, &cycles),
 		     TRANSLATE_OK);
 	cr_expect_eq(cycles, 1000 + WALK);
-	cr_assert_eq(machine_translate(r->m, c0, 0, r->small, page(0) + 5, false, 0, &cycles),
+	cr_assert_eq(machine_translate(r->m, c0, 0, r->small, page(0) + 5, false, 0, TRANSLATE_DEPENDENT, &cycles),
 		     TRANSLATE_OK);
 	cr_expect_eq(cycles, 1000 + WALK + L1_HIT);
 
@@ -348,6 +352,67 @@ Test(machine_translate, cycles_by_level)
 	cr_expect_eq(k->page_faults, 0);
 	cr_expect_eq(k->stale_hits, 0);
 	expect_lookup_identity(c0);
+	rig_free(r);
+}
+
+/* One translation at @now in @overlap mode; returns the cycles it cost. */
+static uint64_t xlate_at(struct rig *r, unsigned id, uint64_t addr, uint64_t now,
+			 enum translate_overlap overlap, enum translate_result want)
+{
+	uint64_t cycles = 0;
+	cr_assert_eq(machine_translate(r->m, cpu(r, id), 0, vma_of(r, addr), addr, false, now,
+				       overlap, &cycles),
+		     want);
+	return cycles;
+}
+
+Test(machine_translate, walks_queue_for_the_cores_walker)
+{
+	struct rig *r = rig_new(NULL);
+	for (unsigned p = 0; p < 4; p++)
+		populate(r, page(p), true);
+
+	cr_expect_eq(xlate_at(r, 0, page(0), 1000, TRANSLATE_DEPENDENT, TRANSLATE_OK), WALK);
+	/* The sibling's walk waits for the core's one walker (free at 1030). */
+	cr_expect_eq(xlate_at(r, SIBLING(0), page(1), 1010, TRANSLATE_DEPENDENT, TRANSLATE_OK),
+		     20 + WALK);
+	cr_expect_eq(cpu(r, SIBLING(0))->counters.walk_wait_cycles, 20);
+	cr_expect_eq(cpu(r, 0)->counters.walk_wait_cycles, 0);
+	/* Another core has its own. */
+	cr_expect_eq(xlate_at(r, 1, page(2), 1010, TRANSLATE_DEPENDENT, TRANSLATE_OK), WALK);
+	/* A hit needs no walker. */
+	cr_expect_eq(xlate_at(r, 0, page(0), 1011, TRANSLATE_DEPENDENT, TRANSLATE_OK), L1_HIT);
+	rig_free(r);
+
+	const char *two[] = {"page_walkers=2", NULL};
+	r = rig_new(two);
+	for (unsigned p = 0; p < 4; p++)
+		populate(r, page(p), true);
+	cr_expect_eq(xlate_at(r, 0, page(0), 1000, TRANSLATE_DEPENDENT, TRANSLATE_OK), WALK);
+	cr_expect_eq(xlate_at(r, SIBLING(0), page(1), 1010, TRANSLATE_DEPENDENT, TRANSLATE_OK),
+		     WALK, "a second walker takes the sibling's walk at once");
+	/* Both busy: the third walk takes the one free first (at 1030). */
+	cr_expect_eq(xlate_at(r, 0, page(2), 1020, TRANSLATE_DEPENDENT, TRANSLATE_OK), 10 + WALK);
+	rig_free(r);
+}
+
+Test(machine_translate, independent_loads_overlap_hits_but_not_walks)
+{
+	struct rig *r = rig_new(NULL);
+	for (unsigned p = 0; p < 4; p++)
+		populate(r, page(p), true);
+
+	/* A walk with a free walker does not stall an independent access... */
+	cr_expect_eq(xlate_at(r, 0, page(0), 1000, TRANSLATE_INDEPENDENT, TRANSLATE_OK), 0);
+	/* ...nor does a hit... */
+	cr_expect_eq(xlate_at(r, 0, page(0), 1001, TRANSLATE_INDEPENDENT, TRANSLATE_OK), 0);
+	/* ...but the next walk waits for the walker, so walks bound the rate. */
+	cr_expect_eq(xlate_at(r, 0, page(1), 1002, TRANSLATE_INDEPENDENT, TRANSLATE_OK), 28);
+	cr_expect_eq(cpu(r, 0)->counters.walk_wait_cycles, 28);
+	cr_expect_eq(cpu(r, 0)->counters.page_walks, 2);
+	/* A fault needs the walk's answer: waiting (until 1060) and the walk. */
+	cr_expect_eq(xlate_at(r, 0, page(5), 1040, TRANSLATE_INDEPENDENT, TRANSLATE_FAULT),
+		     20 + WALK);
 	rig_free(r);
 }
 
@@ -454,7 +519,7 @@ Test(machine_stale, zap_then_commit_makes_hit_stale)
 
 	/* Zapped but not committed: using the old entry is still legal. */
 	uint64_t cycles = 0;
-	cr_expect_eq(machine_translate(r->m, c3, 0, r->small, addr, false, 500, &cycles),
+	cr_expect_eq(machine_translate(r->m, c3, 0, r->small, addr, false, 500, TRANSLATE_DEPENDENT, &cycles),
 		     TRANSLATE_OK);
 	cr_expect_eq(cycles, L1_HIT);
 	cr_expect_eq(c3->counters.stale_hits, 0);
@@ -462,7 +527,7 @@ Test(machine_stale, zap_then_commit_makes_hit_stale)
 
 	mm_commit_pte(vma_pte(r->small, addr));
 	cycles = 0;
-	cr_expect_eq(machine_translate(r->m, c3, 0, r->small, addr, true, 777, &cycles),
+	cr_expect_eq(machine_translate(r->m, c3, 0, r->small, addr, true, 777, TRANSLATE_DEPENDENT, &cycles),
 		     TRANSLATE_OK, "a stale hit still translates, as hardware would");
 	cr_expect_eq(cycles, L1_HIT);
 	cr_expect_eq(c3->counters.stale_hits, 1);
@@ -547,7 +612,7 @@ Test(machine_stale, reports_are_capped_counts_are_not)
 	mm_commit_pte(vma_pte(r->small, page(10)));
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t cycles = 0;
-		machine_translate(r->m, cpu(r, 1), 0, r->small, page(10), false, 100 + i, &cycles);
+		machine_translate(r->m, cpu(r, 1), 0, r->small, page(10), false, 100 + i, TRANSLATE_DEPENDENT, &cycles);
 	}
 	cr_expect_eq(cpu(r, 1)->counters.stale_hits, n);
 	cr_assert_eq(r->m->nr_stale_reports, MACHINE_STALE_REPORTS);

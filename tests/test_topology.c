@@ -502,7 +502,8 @@ Test(topology_validate, root)
 	check_set_refused(
 	    "colour", "1",
 	    "$: unknown key \"colour\" (expected one of: name, description, sockets, "
-	    "cores_per_socket, threads_per_core, clock_ghz, hw_asids, smt_invalidation, "
+	    "cores_per_socket, threads_per_core, clock_ghz, hw_asids, page_walkers, "
+	    "smt_invalidation, "
 	    "cpuid, flush_hw, tlbs, costs, comment)");
 	check_set_refused("name", "\"\"", "$.name: must not be empty");
 	check_set_refused("name", "3", "$.name: expected a string, got 3");
@@ -578,6 +579,11 @@ Test(topology_validate, clock_asids_smt)
 	check_set_refused("hw_asids", "-1",
 			  "$.hw_asids: expected an integer in [0, 65536], got -1");
 	check_set_accepted("hw_asids", "65536");
+	check_set_refused("page_walkers", "0",
+			  "$.page_walkers: expected an integer in [1, 16], got 0");
+	check_set_refused("page_walkers", "17",
+			  "$.page_walkers: expected an integer in [1, 16], got 17");
+	check_set_accepted("page_walkers", "16");
 	check_set_refused("smt_invalidation", "cor",
 			  "$.smt_invalidation: expected one of \"core\", \"thread\", got \"cor\" "
 			  "(did you mean \"core\"?)");
@@ -589,6 +595,7 @@ Test(topology_validate, clock_asids_smt)
 			      "$: missing required key \"smt_invalidation\"");
 	check_removed_refused("", "clock_ghz", "$: missing required key \"clock_ghz\"");
 	check_removed_refused("", "hw_asids", "$: missing required key \"hw_asids\"");
+	check_removed_refused("", "page_walkers", "$: missing required key \"page_walkers\"");
 }
 
 Test(topology_validate, flush_hw)

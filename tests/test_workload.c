@@ -175,7 +175,7 @@ Test(workload_bundled, munmap16)
 	static const struct workload_param want[] = {
 	    {"threads", 16},        {"pages_per_munmap", 64}, {"accessed_pages", 512},
 	    {"file_size", 1 << 30}, {"munmaps", 4096},        {"write", 0},
-	    {"tail_ms", 10},        {"access_cycles", 12},
+	    {"tail_ms", 10},        {"access_cycles", 3},
 	};
 	cr_assert_eq(w->nr_params, G_N_ELEMENTS(want));
 	for (unsigned i = 0; i < G_N_ELEMENTS(want); i++) {

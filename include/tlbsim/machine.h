@@ -66,6 +66,9 @@ struct cpu {
 	unsigned nr_pwc;
 	struct pwc_entry *pwc;
 	uint64_t pwc_clock;
+	/* When each of the core's page walkers is next free (shared by the
+	 * siblings: topology page_walkers entries). */
+	uint64_t *walker_free;
 
 	struct counters counters;
 };
@@ -100,6 +103,7 @@ struct machine {
 	unsigned probe_level[NR_PAGE_SIZES][MACHINE_MAX_TLBS];
 	unsigned nr_all_tlbs;
 	struct tlb **all_tlbs;
+	uint64_t *walker_free; /* page_walkers per core, cores in core_id order */
 	unsigned nr_stale_reports; /* recorded, at most MACHINE_STALE_REPORTS */
 	struct stale_report stale[MACHINE_STALE_REPORTS];
 };
@@ -114,6 +118,19 @@ enum translate_result {
 	TRANSLATE_FAULT, /* PTE not present, or a write to a read-only PTE */
 };
 
+/*
+ * How an access's translation latency reaches the CPU's time.  DEPENDENT: the
+ * next access needs this one's data (pointer chasing), so every cycle of
+ * translation is paid in turn.  INDEPENDENT: the next address is known
+ * without this load (a loop over an index table), so an out-of-order core
+ * overlaps TLB hits with other work and only the page walks, which queue for
+ * the core's few walkers, stall it.
+ */
+enum translate_overlap {
+	TRANSLATE_DEPENDENT,
+	TRANSLATE_INDEPENDENT,
+};
+
 /**
  * machine_translate() - one data access's address translation on @cpu at @now.
  * Probes level-1 then level-2 structures for the VMA's page size, walks the page
@@ -123,7 +140,7 @@ enum translate_result {
  */
 enum translate_result machine_translate(struct machine *machine, struct cpu *cpu, uint16_t asid,
 					struct vma *vma, uint64_t vaddr, bool write, uint64_t now,
-					uint64_t *cycles);
+					enum translate_overlap overlap, uint64_t *cycles);
 
 /* Fill translations after a fault made the PTE present (the retried walk). */
 void machine_fill(struct machine *machine, struct cpu *cpu, uint16_t asid, struct vma *vma,

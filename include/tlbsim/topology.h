@@ -91,6 +91,8 @@ struct topology {
 	unsigned threads_per_core;
 	double clock_ghz;
 	unsigned hw_asids; /* ASIDs/PCIDs the hardware offers; 0 = none */
+	/* Page walks one core can have in flight (shared by its SMT siblings). */
+	unsigned page_walkers;
 	enum topology_smt_invalidation smt_invalidation;
 	/* What the 3.x kernel read from CPUID and its per-model table, for the
 	 * tlb_flushall_shift rule. */

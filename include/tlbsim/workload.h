@@ -49,6 +49,7 @@ struct op {
 	struct expr *value;  /* set_flag / wait_flag */
 	struct expr *write;  /* access: non-zero = writes */
 	bool random;         /* access pattern */
+	bool independent;    /* access: "loads": "independent" (overlap TLB hits) */
 	int while_flag;      /* access: keep going while this flag is non-zero; -1 */
 	unsigned flag;
 	bool writable;       /* mprotect */
