@@ -180,7 +180,7 @@ struct bare_tlb {
 	unsigned ways;
 	uint64_t set_mask; /* sets - 1: the sets are a power of two (checked) */
 	uint64_t clock;
-	uint64_t *tag;   /* sets * ways: page number + 1, 0 = invalid */
+	uint64_t *tag;   /* sets * ways: bare_tag(), 0 = invalid */
 	uint64_t *stamp; /* last fill or hit */
 };
 
@@ -207,26 +207,34 @@ static void bare_destroy(struct bare_tlb *t)
 	free(t->stamp);
 }
 
+/* A tag holds the page and the logical CPU that filled it: as in tlbsim, SMT
+ * siblings share an STLB's capacity, not its entries. */
+static inline uint64_t bare_tag(uint64_t vpn, unsigned owner)
+{
+	return ((vpn + 1) << 8) | owner;
+}
+
 /*
  * The lookup and the victim search are written the way a fast simulator
  * would: one branch-free pass over the ways (which way hits, or is the
  * oldest, is unpredictable), the running minimum kept in a register.
  */
-static inline bool bare_lookup(struct bare_tlb *t, uint64_t vpn)
+static inline bool bare_lookup(struct bare_tlb *t, uint64_t vpn, unsigned owner)
 {
 	size_t base = (vpn & t->set_mask) * t->ways;
 	const uint64_t *tag = &t->tag[base];
+	uint64_t want = bare_tag(vpn, owner);
 	unsigned hit = t->ways;
 
 	for (unsigned w = t->ways; w-- > 0;)
-		hit = tag[w] == vpn + 1 ? w : hit;
+		hit = tag[w] == want ? w : hit;
 	if (hit == t->ways)
 		return false;
 	t->stamp[base + hit] = ++t->clock;
 	return true;
 }
 
-static inline void bare_fill(struct bare_tlb *t, uint64_t vpn)
+static inline void bare_fill(struct bare_tlb *t, uint64_t vpn, unsigned owner)
 {
 	size_t base = (vpn & t->set_mask) * t->ways;
 	const uint64_t *stamp = &t->stamp[base];
@@ -237,7 +245,7 @@ static inline void bare_fill(struct bare_tlb *t, uint64_t vpn)
 		victim = stamp[w] < oldest ? w : victim;
 		oldest = stamp[w] < oldest ? stamp[w] : oldest;
 	}
-	t->tag[base + victim] = vpn + 1;
+	t->tag[base + victim] = bare_tag(vpn, owner);
 	t->stamp[base + victim] = ++t->clock;
 }
 
@@ -283,15 +291,15 @@ static double run_bare(const struct topology *topo, const uint64_t (*pages)[PAGE
 			for (unsigned k = 0; k < nr_cpus; k++, i++) {
 				uint64_t vpn = pages[k][pos] >> PAGE_SHIFT;
 
-				if (bare_lookup(&l1[k], vpn)) {
+				if (bare_lookup(&l1[k], vpn, k)) {
 					m.l1_hits++;
-				} else if (bare_lookup(&stlb, vpn)) {
+				} else if (bare_lookup(&stlb, vpn, k)) {
 					m.stlb_hits++;
-					bare_fill(&l1[k], vpn);
+					bare_fill(&l1[k], vpn, k);
 				} else {
 					m.walks++;
-					bare_fill(&stlb, vpn);
-					bare_fill(&l1[k], vpn);
+					bare_fill(&stlb, vpn, k);
+					bare_fill(&l1[k], vpn, k);
 				}
 			}
 			pos = pos + 1 == PAGES ? 0 : pos + 1;
