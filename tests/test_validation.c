@@ -224,6 +224,36 @@ Test(validation, knee_of_shift_2_on_ivybridge_is_128_pages)
 	cr_expect_eq(all, n);
 }
 
+/* The munmap harness on @machine under @policy with its own shift, N pages a call. */
+static void munmap_flushes_on(const char *machine, const char *policy, unsigned n, uint64_t *one,
+			      uint64_t *all, uint64_t *nr_calls)
+{
+	char *pages = g_strdup_printf("workload.pages_per_munmap=%u", n);
+	struct vrun v = vrun(machine, "munmap", policy, "workload.file_size=4M",
+			     "workload.tail_ms=1", "workload.threads=2", pages, NULL);
+	*one = v.r->total.nr_tlb_local_flush_one;
+	*all = v.r->total.nr_tlb_local_flush_all;
+	*nr_calls = calls(&v);
+	vrun_free(&v);
+	g_free(pages);
+}
+
+/* Mel Gorman's 3.13-rc3 on client Ivy Bridge (model 0x3A, shift 1 from the
+ * topology's cpuid): INVLPG iff N <= 512 >> 1 = 256; 3.4 never INVLPGs. */
+Test(validation, knee_of_3_13_on_client_ivybridge_is_256_pages)
+{
+	uint64_t one, all, n;
+	munmap_flushes_on("ivybridge-i7-3770", "linux-3.11", 256, &one, &all, &n);
+	cr_expect_eq(all, 0, "256 pages: INVLPG");
+	cr_expect_eq(one, 256 * n);
+	munmap_flushes_on("ivybridge-i7-3770", "linux-3.11", 257, &one, &all, &n);
+	cr_expect_eq(one, 0, "257 pages: whole");
+	cr_expect_eq(all, n);
+	munmap_flushes_on("ivybridge-i3-3240", "linux-3.4", 1, &one, &all, &n);
+	cr_expect_eq(one, 0, "3.4: flush_tlb_mm() even for one page");
+	cr_expect_eq(all, n);
+}
+
 Test(validation, shift_minus_1_always_flushes_whole)
 {
 	static const unsigned sizes[] = {1, 8, 128};
