@@ -137,7 +137,8 @@ struct machine *machine_new(const struct topology *topology, struct engine *engi
 	machine->walker_free = g_new0(uint64_t, (size_t)nr_cores * topology->page_walkers);
 	for (unsigned c = 0; c < machine->nr_cpus; c++) {
 		struct cpu *cpu = &machine->cpus[c];
-		cpu->walker_free = &machine->walker_free[(size_t)cpu->core_id * topology->page_walkers];
+		size_t first_walker = (size_t)cpu->core_id * topology->page_walkers;
+		cpu->walker_free = &machine->walker_free[first_walker];
 		machine_build_flush_scope(machine, cpu);
 		cpu->core_cpus = g_new(unsigned, topology->threads_per_core);
 		for (unsigned o = 0; o < machine->nr_cpus; o++)

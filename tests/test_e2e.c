@@ -526,6 +526,26 @@ Test(e2e_determinism, run_ahead_changes_only_events)
 	}
 }
 
+/* The same with independent loads on SMT siblings, whose walks queue for the
+ * core's one walker: run inline or one event each, they reach it in the same
+ * order. */
+Test(e2e_determinism, run_ahead_keeps_the_walker_queue)
+{
+	struct table a, b;
+	run_row(&a, "haswell-i7", "munmap16", "linux-4.5", "5", "--set=workload.file_size=4M",
+		NULL);
+	run_row(&b, "haswell-i7", "munmap16", "linux-4.5", "5", "--set=workload.file_size=4M",
+		"--no-run-ahead");
+	cr_expect_gt(g_ascii_strtod(table_get(&a, 0, "walk_wait_ns"), NULL), 0,
+		     "the siblings do queue");
+	for (unsigned i = 0; i < a.nr_fields; i++)
+		if (strcmp(a.header[i], "events"))
+			cr_expect_str_eq(table_get(&a, 0, a.header[i]),
+					 table_get(&b, 0, a.header[i]), "column %s", a.header[i]);
+	table_clear(&a);
+	table_clear(&b);
+}
+
 /* --------------------------------------------------------------------------
  * 3. Output files
  * ------------------------------------------------------------------------ */

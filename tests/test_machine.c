@@ -20,7 +20,8 @@
 static const char BASE_TOPOLOGY[] =
     "{\"name\": \"test-8cpu\", \"description\": \"tests/test_machine.c\","
     " \"sockets\": 1, \"cores_per_socket\": 4, \"threads_per_core\": 2,"
-    " \"clock_ghz\": 1.0, \"hw_asids\": 4096, \"page_walkers\": 1, \"smt_invalidation\": \"core\","
+    " \"clock_ghz\": 1.0, \"hw_asids\": 4096, \"page_walkers\": 1,"
+    " \"smt_invalidation\": \"core\","
     " \"cpuid\": {\"tlb_lld_4k\": 32, \"tlb_lli_4k\": 32, \"tlb_flushall_shift\": 1},"
     " \"flush_hw\": {\"arch\": \"x86\", \"remote\": \"ipi\", \"invlpgb_count_max\": 0,"
     "  \"full_flush_only\": false, \"pwc_entries\": 4},"
@@ -327,10 +328,12 @@ Test(machine_translate, cycles_by_level)
 
 	/* Cycles accumulate into the caller's count. */
 	uint64_t cycles = 1000;
-	cr_assert_eq(machine_translate(r->m, c0, 0, r->small, page(0), false, 0, TRANSLATE_DEPENDENT, &cycles),
+	cr_assert_eq(machine_translate(r->m, c0, 0, r->small, page(0), false, 0,
+				       TRANSLATE_DEPENDENT, &cycles),
 		     TRANSLATE_OK);
 	cr_expect_eq(cycles, 1000 + WALK);
-	cr_assert_eq(machine_translate(r->m, c0, 0, r->small, page(0) + 5, false, 0, TRANSLATE_DEPENDENT, &cycles),
+	cr_assert_eq(machine_translate(r->m, c0, 0, r->small, page(0) + 5, false, 0,
+				       TRANSLATE_DEPENDENT, &cycles),
 		     TRANSLATE_OK);
 	cr_expect_eq(cycles, 1000 + WALK + L1_HIT);
 
@@ -519,7 +522,8 @@ Test(machine_stale, zap_then_commit_makes_hit_stale)
 
 	/* Zapped but not committed: using the old entry is still legal. */
 	uint64_t cycles = 0;
-	cr_expect_eq(machine_translate(r->m, c3, 0, r->small, addr, false, 500, TRANSLATE_DEPENDENT, &cycles),
+	cr_expect_eq(machine_translate(r->m, c3, 0, r->small, addr, false, 500,
+				       TRANSLATE_DEPENDENT, &cycles),
 		     TRANSLATE_OK);
 	cr_expect_eq(cycles, L1_HIT);
 	cr_expect_eq(c3->counters.stale_hits, 0);
@@ -527,7 +531,8 @@ Test(machine_stale, zap_then_commit_makes_hit_stale)
 
 	mm_commit_pte(vma_pte(r->small, addr));
 	cycles = 0;
-	cr_expect_eq(machine_translate(r->m, c3, 0, r->small, addr, true, 777, TRANSLATE_DEPENDENT, &cycles),
+	cr_expect_eq(machine_translate(r->m, c3, 0, r->small, addr, true, 777,
+				       TRANSLATE_DEPENDENT, &cycles),
 		     TRANSLATE_OK, "a stale hit still translates, as hardware would");
 	cr_expect_eq(cycles, L1_HIT);
 	cr_expect_eq(c3->counters.stale_hits, 1);
@@ -612,7 +617,8 @@ Test(machine_stale, reports_are_capped_counts_are_not)
 	mm_commit_pte(vma_pte(r->small, page(10)));
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t cycles = 0;
-		machine_translate(r->m, cpu(r, 1), 0, r->small, page(10), false, 100 + i, TRANSLATE_DEPENDENT, &cycles);
+		machine_translate(r->m, cpu(r, 1), 0, r->small, page(10), false, 100 + i,
+				  TRANSLATE_DEPENDENT, &cycles);
 	}
 	cr_expect_eq(cpu(r, 1)->counters.stale_hits, n);
 	cr_assert_eq(r->m->nr_stale_reports, MACHINE_STALE_REPORTS);

@@ -227,7 +227,8 @@ static char *gen_topology(struct gen *g, struct gen_case *c)
 		s,
 		"{\"name\": \"prop\", \"description\": \"generated\",\n"
 		" \"sockets\": %u, \"cores_per_socket\": %u, \"threads_per_core\": %u,\n"
-		" \"clock_ghz\": %s, \"hw_asids\": %u, \"page_walkers\": 1, \"smt_invalidation\": \"%s\",\n"
+		" \"clock_ghz\": %s, \"hw_asids\": %u, \"page_walkers\": 1,\n"
+		" \"smt_invalidation\": \"%s\",\n"
 		" \"cpuid\": {\"tlb_lld_4k\": %u, \"tlb_lli_4k\": %u, \"tlb_flushall_shift\": %d},\n",
 		sockets, cores, threads, clocks[rng_below(&g->rng, G_N_ELEMENTS(clocks))],
 		chance(g, 50) ? 0u : 4096u, c->smt_thread ? "thread" : "core", pick(g, 8, 64),
