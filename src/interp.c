@@ -261,7 +261,8 @@ static bool access_begin(struct itask *ts, const struct op *op)
 	if (!eval(ts, op, op->pages, 1, 1 << 24, "pages", &pages) ||
 	    (op->count && !eval(ts, op, op->count, 0, INT64_MAX, "rounds", &rounds)) ||
 	    !eval(ts, op, op->write, 0, 1, "write", &write) ||
-	    !eval(ts, op, op->cycles, 0, 1000000000, "cycles", &cycles) ||
+	    /* At least a cycle each: a spin of free accesses would stop the clock. */
+	    !eval(ts, op, op->cycles, 1, 1000000000, "cycles", &cycles) ||
 	    (op->first && !eval(ts, op, op->first, 0, (int64_t)region_pages - 1, "first", &first)))
 		return false;
 	if (!op->random && (uint64_t)(first + pages) > region_pages) {

@@ -612,6 +612,22 @@ Test(e2e_output, failed_run_leaves_no_file)
 	run_clear(&r);
 }
 
+/* An access costs at least a cycle: a free one, spinning on a flag, would stop
+ * the clock for good.  Refused at run time with the op's path, nothing written. */
+Test(e2e_output, zero_cycle_access_is_refused)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", TINY, "-w", ACCESS_ONLY, "--set",
+		   "workload.tasks[0].program[0].cycles=0", "-o", "new.csv", NULL);
+	expect_status(&r, 2);
+	cr_expect_str_empty(r.out);
+	cr_expect(strstr(r.err, "$.tasks[0].program[0]") &&
+		      strstr(r.err, "cycles is 0, expected [1, 1000000000]"),
+		  "stderr: %s", r.err);
+	expect_tmp_listing("");
+	run_clear(&r);
+}
+
 /* The run succeeds but its CSV cannot be written: exit 2, and the per-CPU file
  * (written first) is removed too, so no half of the run's output survives. */
 /* -o through a symbolic link replaces the file it points to, not the link. */

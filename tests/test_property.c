@@ -466,8 +466,10 @@ static void gen_access(struct gen *g, GPtrArray *ops, unsigned depth, int spin_o
 		g->has_spin = true;
 	} else {
 		g_string_append_printf(s, ", \"rounds\": %u, \"cycles\": %u", pick(g, 1, 5),
-				       pick(g, 0, 40));
+				       pick(g, 1, 40));
 	}
+	if (chance(g, 30))
+		g_string_append(s, ", \"loads\": \"independent\"");
 	if (may_write(g, g->task, r) && chance(g, 40))
 		g_string_append(s, ", \"write\": 1");
 	else if (chance(g, 30))

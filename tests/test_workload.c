@@ -258,6 +258,7 @@ Test(workload_bundled, munmap16)
 	cr_expect_eq(access->kind, OP_ACCESS);
 	cr_expect_eq(access->region, 0);
 	cr_expect(access->random);
+	cr_expect(access->independent, "the harness's loads index a table: independent");
 	cr_expect_null(access->chunk);
 	cr_expect_null(access->count);
 	cr_expect_eq(access->while_flag, (int)run);
@@ -623,6 +624,18 @@ Test(workload_errors, chunk_op_enums)
 	expect_program_error("{\"op\": \"madvise\", \"region\": \"data\", \"advice\": \"dontned\"}",
 			     "t.json: $.tasks[0].program[0].advice: expected one of \"dontneed\", \"pageout\", "
 			     "got \"dontned\" (did you mean \"dontneed\"?)");
+}
+
+Test(workload_errors, access_loads)
+{
+	expect_program_error("{\"op\": \"access\", \"region\": \"data\", \"pages\": 1, "
+			     "\"rounds\": 1, \"cycles\": 3, \"loads\": \"independant\"}",
+			     "t.json: $.tasks[0].program[0].loads: expected one of \"dependent\", "
+			     "\"independent\", got \"independant\" (did you mean \"independent\"?)");
+	expect_program_error("{\"op\": \"access\", \"region\": \"data\", \"pages\": 1, "
+			     "\"rounds\": 1, \"cycles\": 3, \"loads\": true}",
+			     "t.json: $.tasks[0].program[0].loads: expected one of \"dependent\", "
+			     "\"independent\", got true (a boolean)");
 }
 
 Test(workload_errors, processes)
