@@ -42,6 +42,13 @@
  *   6. With --no-run-ahead, an access after a compute runs before a quiet SMT
  *      sibling's earlier accesses.  Narrowing for 5 and 6: every spin has
  *      "rounds", so no resume is ever quiet.
+ *   8. Open, not narrowed (the default seeds do not reach it): seed 1245
+ *      (TLBSIM_PROPERTY_SEED=1245 TLBSIM_PROPERTY_CASES=1, linux-6.14, two
+ *      sockets, crossing shootdowns from CPUs 0 and 1 with remote targets)
+ *      runs a reader spinning on a flag two accesses further with run-ahead
+ *      than stepping: it reads the flag before the store that follows CPU 0's
+ *      completed wait, so some sentinel or horizon lets it pass that store.
+ *      Present before the page-walker model (checked on 169a516).
  * Fixed since: 1, crossing shootdowns livelocked (dad0542); 2, a run-ahead
  * loop that no budget stopped (dad0542); 7, two calls zapping one PTE at once
  * committed each other's change early, so linux-4.5 showed stale hits
