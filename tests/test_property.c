@@ -46,9 +46,12 @@
  *      (TLBSIM_PROPERTY_SEED=1245 TLBSIM_PROPERTY_CASES=1, linux-6.14, two
  *      sockets, crossing shootdowns from CPUs 0 and 1 with remote targets)
  *      runs a reader spinning on a flag two accesses further with run-ahead
- *      than stepping: it reads the flag before the store that follows CPU 0's
- *      completed wait, so some sentinel or horizon lets it pass that store.
- *      Present before the page-walker model (checked on 169a516).
+ *      than stepping.  CPU 0's wait ends with CPU 1's acknowledgement (handler
+ *      at cycle 27772, seen at 27834) and CPU 0 clears the flag at 27834; with
+ *      run-ahead CPU 2 had already checked the flag at 28456 and 29161 (host
+ *      order before the store), so its horizon passed a store that a wait's
+ *      completion makes sooner than the lookahead.  Related to bug 4's
+ *      sentinel.  Present before the page-walker model (checked on 169a516).
  * Fixed since: 1, crossing shootdowns livelocked (dad0542); 2, a run-ahead
  * loop that no budget stopped (dad0542); 7, two calls zapping one PTE at once
  * committed each other's change early, so linux-4.5 showed stale hits
