@@ -546,6 +546,25 @@ Test(e2e_determinism, run_ahead_keeps_the_walker_queue)
 	table_clear(&b);
 }
 
+/* Bug 8 of tests/test_property.c, frozen: a wait whose targets acknowledge
+ * early (from a handler they run for another caller) must bound the others'
+ * run-ahead by when it can really complete, not by its last interrupt. */
+Test(e2e_determinism, run_ahead_stops_at_an_early_completing_wait)
+{
+	const char *topo = TLBSIM_TEST_DATA "/runahead-sentinel-topology.json";
+	const char *wl = TLBSIM_TEST_DATA "/runahead-sentinel-workload.json";
+	const char *pol = TLBSIM_TEST_DATA "/runahead-sentinel-policy.json";
+	struct table a, b;
+	run_row(&a, topo, wl, pol, "66097198", NULL, NULL);
+	run_row(&b, topo, wl, pol, "66097198", "--no-run-ahead", NULL);
+	for (unsigned i = 0; i < a.nr_fields; i++)
+		if (strcmp(a.header[i], "events"))
+			cr_expect_str_eq(table_get(&a, 0, a.header[i]),
+					 table_get(&b, 0, a.header[i]), "column %s", a.header[i]);
+	table_clear(&a);
+	table_clear(&b);
+}
+
 /* --------------------------------------------------------------------------
  * 3. Output files
  * ------------------------------------------------------------------------ */

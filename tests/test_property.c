@@ -42,20 +42,14 @@
  *   6. With --no-run-ahead, an access after a compute runs before a quiet SMT
  *      sibling's earlier accesses.  Narrowing for 5 and 6: every spin has
  *      "rounds", so no resume is ever quiet.
- *   8. Open, not narrowed (the default seeds do not reach it): seed 1245
- *      (TLBSIM_PROPERTY_SEED=1245 TLBSIM_PROPERTY_CASES=1, linux-6.14, two
- *      sockets, crossing shootdowns from CPUs 0 and 1 with remote targets)
- *      runs a reader spinning on a flag two accesses further with run-ahead
- *      than stepping.  CPU 0's wait ends with CPU 1's acknowledgement (handler
- *      at cycle 27772, seen at 27834) and CPU 0 clears the flag at 27834; with
- *      run-ahead CPU 2 had already checked the flag at 28456 and 29161 (host
- *      order before the store), so its horizon passed a store that a wait's
- *      completion makes sooner than the lookahead.  Related to bug 4's
- *      sentinel.  Present before the page-walker model (checked on 169a516).
  * Fixed since: 1, crossing shootdowns livelocked (dad0542); 2, a run-ahead
  * loop that no budget stopped (dad0542); 7, two calls zapping one PTE at once
  * committed each other's change early, so linux-4.5 showed stale hits
- * (a4004f8).
+ * (a4004f8); 8, a wait's sentinel armed at its last interrupt's arrival let
+ * other CPUs run ahead past a store made right after the wait when its
+ * targets had acknowledged early, from a handler run for another caller (case
+ * seed 1245, found with 5000 cases from seed 77; frozen in
+ * tests/data/runahead-sentinel-*.json for tests/test_e2e.c).
  *
  * TLBSIM_PROPERTY_CASES (default 200) cases with seeds TLBSIM_PROPERTY_SEED
  * (default 1) + k, split over four Test()s so that --jobs 2 runs them in
