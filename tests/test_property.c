@@ -42,6 +42,13 @@
  *   6. With --no-run-ahead, an access after a compute runs before a quiet SMT
  *      sibling's earlier accesses.  Narrowing for 5 and 6: every spin has
  *      "rounds", so no resume is ever quiet.
+ *   9. Open, not narrowed (the default seeds do not reach it): case seed
+ *      12913 (found with 5000 cases from seed 10001; linux-3.6, two sockets,
+ *      handlers free): CPU 0 takes CPU 3's flush IPI (acknowledged at cycle
+ *      64367) and its task clears run0 at 64369; with run-ahead CPU 2 had
+ *      already checked run0 at later times and spins two rounds longer than
+ *      stepping.  Bug 4's untracked handler, reached even with free handlers.
+ *      Present before this session's changes.
  * Fixed since: 1, crossing shootdowns livelocked (dad0542); 2, a run-ahead
  * loop that no budget stopped (dad0542); 7, two calls zapping one PTE at once
  * committed each other's change early, so linux-4.5 showed stale hits
