@@ -21,10 +21,13 @@
 /*
  * The caller's wait for every acknowledgement.  Interrupt arrivals and
  * handlers are local events (their effects stay on their core until the
- * acknowledgement), so other cores' run-ahead is bounded instead by a tracked
- * sentinel kept at or before the event that will complete the wait: the
+ * acknowledgement), so other cores' run-ahead is bounded instead by tracked
+ * sentinels kept at or before the event that will complete the wait: the
  * completion is the last pending target's handler, no earlier than the next
- * event in any pending target's lane.  See machine.h, "Lookahead".
+ * event in any pending target's lane.  A target also acknowledges from a
+ * handler it runs for another caller (it takes every queued request), so an
+ * interrupt sent to a pending target later arms one more sentinel at its
+ * arrival.  See machine.h, "Lookahead".
  */
 struct call_wait {
 	unsigned pending;
@@ -32,7 +35,10 @@ struct call_wait {
 	struct kcont done;
 	unsigned caller;
 	bool completed;
-	bool sentinel_armed;
+	/* Times of the armed sentinels not yet fired (kernel_alloc()ed, so that
+	 * a run that ends mid-wait frees them with everything in flight). */
+	uint64_t *sentinels;
+	unsigned nr_sentinels, max_sentinels;
 	unsigned nr_targets;
 	unsigned *targets;
 	bool *acked;
@@ -57,6 +63,7 @@ struct smp_cpu {
 struct smp {
 	struct kernel *k;
 	struct smp_cpu *cpus;
+	GPtrArray *waits; /* struct call_wait *, not yet completed */
 };
 
 struct smp *smp_new(struct kernel *k)
@@ -64,6 +71,7 @@ struct smp *smp_new(struct kernel *k)
 	struct smp *smp = g_new0(struct smp, 1);
 	smp->k = k;
 	smp->cpus = g_new0(struct smp_cpu, k->machine->nr_cpus);
+	smp->waits = g_ptr_array_new();
 	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {
 		g_queue_init(&smp->cpus[c].queue);
 		smp->cpus[c].queue_line = CACHELINE_INIT;
@@ -81,6 +89,7 @@ void smp_free(struct smp *smp)
 	for (unsigned c = 0; c < smp->k->machine->nr_cpus; c++)
 		g_queue_clear(&smp->cpus[c].queue);
 	g_free(smp->cpus);
+	g_ptr_array_free(smp->waits, TRUE);
 	g_free(smp);
 }
 
@@ -89,6 +98,7 @@ static void smp_handler_exit(void *target, uint64_t cpu_id);
 
 static void smp_wait_free(struct kernel *k, struct call_wait *wait)
 {
+	kernel_release(k, wait->sentinels);
 	kernel_release(k, wait->targets);
 	kernel_release(k, wait->acked);
 	kernel_release(k, wait);
@@ -98,7 +108,17 @@ static void smp_wait_sentinel(void *target, uint64_t arg);
 
 static void smp_arm_sentinel(struct kernel *k, struct call_wait *wait, uint64_t at)
 {
-	wait->sentinel_armed = true;
+	if (wait->nr_sentinels == wait->max_sentinels) {
+		unsigned max = wait->max_sentinels ? 2 * wait->max_sentinels : 4;
+		uint64_t *grown = kernel_alloc(k, max * sizeof(*grown));
+		for (unsigned i = 0; i < wait->nr_sentinels; i++)
+			grown[i] = wait->sentinels[i];
+		if (wait->sentinels)
+			kernel_release(k, wait->sentinels);
+		wait->sentinels = grown;
+		wait->max_sentinels = max;
+	}
+	wait->sentinels[wait->nr_sentinels++] = at;
 	/* After every other event of its time, so re-arming always progresses. */
 	/* In a lane of its own: in a CPU's lane it would look like that CPU's
 	 * pending work to another caller's sentinel, and two waits that target
@@ -126,16 +146,60 @@ static uint64_t smp_wait_bound(struct kernel *k, const struct call_wait *wait)
 	return bound;
 }
 
+/* The earliest armed sentinel not yet fired; UINT64_MAX if none. */
+static uint64_t smp_first_sentinel(const struct call_wait *wait, unsigned *index)
+{
+	uint64_t first = UINT64_MAX;
+	for (unsigned i = 0; i < wait->nr_sentinels; i++) {
+		uint64_t at = wait->sentinels[i];
+		if (at < first) {
+			first = at;
+			*index = i;
+		}
+	}
+	return first;
+}
+
 static void smp_wait_sentinel(void *target, uint64_t arg)
 {
 	struct call_wait *wait = target;
 	struct kernel *k = (struct kernel *)(uintptr_t)arg;
-	wait->sentinel_armed = false;
+	/* Sentinels fire in time order: this one is the earliest armed. */
+	unsigned index = 0;
+	smp_first_sentinel(wait, &index);
+	wait->sentinels[index] = wait->sentinels[--wait->nr_sentinels];
 	if (wait->completed) {
-		smp_wait_free(k, wait);
+		if (wait->nr_sentinels == 0)
+			smp_wait_free(k, wait);
 		return;
 	}
-	smp_arm_sentinel(k, wait, smp_wait_bound(k, wait));
+	uint64_t bound = smp_wait_bound(k, wait);
+	if (smp_first_sentinel(wait, &index) > bound)
+		smp_arm_sentinel(k, wait, bound);
+}
+
+/*
+ * An interrupt for @target arrives at @arrival: any other wait still pending
+ * on @target may be acknowledged by that handler, so none may have its first
+ * sentinel later.
+ */
+static void smp_bound_waits_on(struct kernel *k, struct call_wait *self, unsigned target,
+			       uint64_t arrival)
+{
+	GPtrArray *waits = k->smp->waits;
+	for (unsigned w = 0; w < waits->len; w++) {
+		struct call_wait *wait = g_ptr_array_index(waits, w);
+		if (wait == self)
+			continue;
+		for (unsigned i = 0; i < wait->nr_targets; i++) {
+			unsigned index;
+			if (wait->targets[i] == target && !wait->acked[i]) {
+				if (smp_first_sentinel(wait, &index) > arrival)
+					smp_arm_sentinel(k, wait, arrival);
+				break;
+			}
+		}
+	}
 }
 
 static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
@@ -178,7 +242,8 @@ static void smp_ack(struct kernel *k, struct csd *csd, unsigned cpu_id, uint64_t
 		struct kcont done = wait->done;
 		uint64_t done_at = wait->done_at;
 		wait->completed = true;
-		if (!wait->sentinel_armed)
+		g_ptr_array_remove(k->smp->waits, wait);
+		if (wait->nr_sentinels == 0)
 			smp_wait_free(k, wait);
 		kcont_call(k, done, done_at);
 	}
@@ -266,7 +331,8 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 		t += costs->ipi_send;
 		if (k->trace)
 			trace_ipi_send(k->trace, self->id, targets[i], i, t);
-		fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
+		uint64_t arrival = fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
+		smp_bound_waits_on(k, wait, targets[i], arrival);
 		self->counters.ipis_sent++;
 	}
 	wait->done_at = t;
@@ -274,4 +340,5 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 	 * in a handler it runs for another caller and acknowledge long before
 	 * (bug 8 of tests/test_property.c). */
 	smp_arm_sentinel(k, wait, smp_wait_bound(k, wait));
+	g_ptr_array_add(smp->waits, wait);
 }
