@@ -21,13 +21,14 @@
 /*
  * The caller's wait for every acknowledgement.  Interrupt arrivals and
  * handlers are local events (their effects stay on their core until the
- * acknowledgement), so other cores' run-ahead is bounded instead by tracked
- * sentinels kept at or before the event that will complete the wait: the
+ * acknowledgement), so other cores' run-ahead is bounded instead by a tracked
+ * sentinel kept at or before the event that will complete the wait: the
  * completion is the last pending target's handler, no earlier than the next
  * event in any pending target's lane.  A target also acknowledges from a
- * handler it runs for another caller (it takes every queued request), so an
- * interrupt sent to a pending target later arms one more sentinel at its
- * arrival.  See machine.h, "Lookahead".
+ * handler it runs for another caller (it takes every queued request), which
+ * can come before every event that was in its lane when the sentinel was
+ * armed: so an interrupt sent to a CPU that some wait is pending on puts a
+ * tracked marker at its arrival.  See machine.h, "Lookahead".
  */
 struct call_wait {
 	unsigned pending;
@@ -35,10 +36,7 @@ struct call_wait {
 	struct kcont done;
 	unsigned caller;
 	bool completed;
-	/* Times of the armed sentinels not yet fired (kernel_alloc()ed, so that
-	 * a run that ends mid-wait frees them with everything in flight). */
-	uint64_t *sentinels;
-	unsigned nr_sentinels, max_sentinels;
+	bool sentinel_armed;
 	unsigned nr_targets;
 	unsigned *targets;
 	bool *acked;
@@ -54,6 +52,7 @@ struct csd {
 
 struct smp_cpu {
 	GQueue queue;          /* struct csd *, call_single_queue */
+	unsigned waits_pending; /* waits that still need this CPU's acknowledgement */
 	struct cacheline queue_line;
 	bool in_handler;
 	bool irq_pending;      /* an interrupt arrived during the handler */
@@ -63,7 +62,6 @@ struct smp_cpu {
 struct smp {
 	struct kernel *k;
 	struct smp_cpu *cpus;
-	GPtrArray *waits; /* struct call_wait *, not yet completed */
 };
 
 struct smp *smp_new(struct kernel *k)
@@ -71,7 +69,6 @@ struct smp *smp_new(struct kernel *k)
 	struct smp *smp = g_new0(struct smp, 1);
 	smp->k = k;
 	smp->cpus = g_new0(struct smp_cpu, k->machine->nr_cpus);
-	smp->waits = g_ptr_array_new();
 	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {
 		g_queue_init(&smp->cpus[c].queue);
 		smp->cpus[c].queue_line = CACHELINE_INIT;
@@ -89,7 +86,6 @@ void smp_free(struct smp *smp)
 	for (unsigned c = 0; c < smp->k->machine->nr_cpus; c++)
 		g_queue_clear(&smp->cpus[c].queue);
 	g_free(smp->cpus);
-	g_ptr_array_free(smp->waits, TRUE);
 	g_free(smp);
 }
 
@@ -98,7 +94,6 @@ static void smp_handler_exit(void *target, uint64_t cpu_id);
 
 static void smp_wait_free(struct kernel *k, struct call_wait *wait)
 {
-	kernel_release(k, wait->sentinels);
 	kernel_release(k, wait->targets);
 	kernel_release(k, wait->acked);
 	kernel_release(k, wait);
@@ -108,17 +103,7 @@ static void smp_wait_sentinel(void *target, uint64_t arg);
 
 static void smp_arm_sentinel(struct kernel *k, struct call_wait *wait, uint64_t at)
 {
-	if (wait->nr_sentinels == wait->max_sentinels) {
-		unsigned max = wait->max_sentinels ? 2 * wait->max_sentinels : 4;
-		uint64_t *grown = kernel_alloc(k, max * sizeof(*grown));
-		for (unsigned i = 0; i < wait->nr_sentinels; i++)
-			grown[i] = wait->sentinels[i];
-		if (wait->sentinels)
-			kernel_release(k, wait->sentinels);
-		wait->sentinels = grown;
-		wait->max_sentinels = max;
-	}
-	wait->sentinels[wait->nr_sentinels++] = at;
+	wait->sentinel_armed = true;
 	/* After every other event of its time, so re-arming always progresses. */
 	/* In a lane of its own: in a CPU's lane it would look like that CPU's
 	 * pending work to another caller's sentinel, and two waits that target
@@ -146,60 +131,23 @@ static uint64_t smp_wait_bound(struct kernel *k, const struct call_wait *wait)
 	return bound;
 }
 
-/* The earliest armed sentinel not yet fired; UINT64_MAX if none. */
-static uint64_t smp_first_sentinel(const struct call_wait *wait, unsigned *index)
-{
-	uint64_t first = UINT64_MAX;
-	for (unsigned i = 0; i < wait->nr_sentinels; i++) {
-		uint64_t at = wait->sentinels[i];
-		if (at < first) {
-			first = at;
-			*index = i;
-		}
-	}
-	return first;
-}
-
 static void smp_wait_sentinel(void *target, uint64_t arg)
 {
 	struct call_wait *wait = target;
 	struct kernel *k = (struct kernel *)(uintptr_t)arg;
-	/* Sentinels fire in time order: this one is the earliest armed. */
-	unsigned index = 0;
-	smp_first_sentinel(wait, &index);
-	wait->sentinels[index] = wait->sentinels[--wait->nr_sentinels];
+	wait->sentinel_armed = false;
 	if (wait->completed) {
-		if (wait->nr_sentinels == 0)
-			smp_wait_free(k, wait);
+		smp_wait_free(k, wait);
 		return;
 	}
-	uint64_t bound = smp_wait_bound(k, wait);
-	if (smp_first_sentinel(wait, &index) > bound)
-		smp_arm_sentinel(k, wait, bound);
+	smp_arm_sentinel(k, wait, smp_wait_bound(k, wait));
 }
 
-/*
- * An interrupt for @target arrives at @arrival: any other wait still pending
- * on @target may be acknowledged by that handler, so none may have its first
- * sentinel later.
- */
-static void smp_bound_waits_on(struct kernel *k, struct call_wait *self, unsigned target,
-			       uint64_t arrival)
+/* Only its time matters: a tracked event bounds the others' run-ahead. */
+static void smp_arrival_marker(void *target, uint64_t arg)
 {
-	GPtrArray *waits = k->smp->waits;
-	for (unsigned w = 0; w < waits->len; w++) {
-		struct call_wait *wait = g_ptr_array_index(waits, w);
-		if (wait == self)
-			continue;
-		for (unsigned i = 0; i < wait->nr_targets; i++) {
-			unsigned index;
-			if (wait->targets[i] == target && !wait->acked[i]) {
-				if (smp_first_sentinel(wait, &index) > arrival)
-					smp_arm_sentinel(k, wait, arrival);
-				break;
-			}
-		}
-	}
+	(void)target;
+	(void)arg;
 }
 
 static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
@@ -238,12 +186,12 @@ static void smp_ack(struct kernel *k, struct csd *csd, unsigned cpu_id, uint64_t
 		wait->done_at = seen;
 	g_assert(wait->pending > 0 && !wait->acked[csd->slot]);
 	wait->acked[csd->slot] = true;
+	k->smp->cpus[cpu_id].waits_pending--;
 	if (--wait->pending == 0) {
 		struct kcont done = wait->done;
 		uint64_t done_at = wait->done_at;
 		wait->completed = true;
-		g_ptr_array_remove(k->smp->waits, wait);
-		if (wait->nr_sentinels == 0)
+		if (!wait->sentinel_armed)
 			smp_wait_free(k, wait);
 		kcont_call(k, done, done_at);
 	}
@@ -323,6 +271,7 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 			.fn = fn, .info = info, .caller = self->id, .slot = i, .wait = wait,
 		};
 		wait->targets[i] = target;
+		smp->cpus[target].waits_pending++;
 		/* csd_lock + llist_add onto the target's queue head. */
 		t = fabric_line_rmw(k->machine->fabric, &smp->cpus[target].queue_line, self->id, t);
 		g_queue_push_tail(&smp->cpus[target].queue, csd);
@@ -332,7 +281,10 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 		if (k->trace)
 			trace_ipi_send(k->trace, self->id, targets[i], i, t);
 		uint64_t arrival = fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
-		smp_bound_waits_on(k, wait, targets[i], arrival);
+		/* Our own wait is pending there; another's too if more than one. */
+		if (smp->cpus[targets[i]].waits_pending > 1)
+			engine_schedule_last(k->engine, arrival, LANE_SENTINELS(k->machine->nr_cpus),
+					     k->machine->nr_cpus, smp_arrival_marker, NULL, 0);
 		self->counters.ipis_sent++;
 	}
 	wait->done_at = t;
@@ -340,5 +292,4 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 	 * in a handler it runs for another caller and acknowledge long before
 	 * (bug 8 of tests/test_property.c). */
 	smp_arm_sentinel(k, wait, smp_wait_bound(k, wait));
-	g_ptr_array_add(smp->waits, wait);
 }
