@@ -19,9 +19,11 @@
 #include "tlbsim/trace.h"
 
 /*
- * The caller's wait for every acknowledgement.  Interrupt arrivals and
- * handlers are local events (their effects stay on their core until the
- * acknowledgement), so other cores' run-ahead is bounded instead by a tracked
+ * The caller's wait for every acknowledgement.  Interrupt arrivals are local
+ * events (the interrupt's effects stay on its core until the acknowledgement);
+ * the handler's entry and exit are tracked, since taking the interrupt cancels
+ * the interrupted task's tracked resume and the task resumes after the exit.
+ * Other cores' run-ahead is bounded by a tracked
  * sentinel kept at or before the event that will complete the wait: the
  * completion is the last pending target's handler, no earlier than the next
  * event in any pending target's lane.  A target also acknowledges from a
@@ -159,8 +161,8 @@ static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
 	if (k->trace)
 		trace_irq_enter(k->trace, cpu_id, now);
 	sched_irq_enter(k, &k->machine->cpus[cpu_id], now);
-	engine_schedule_local(k->engine, now + k->machine->topology->costs.irq_entry,
-			      fabric_cpu_lane(cpu_id), smp_handler_body, smp, cpu_id);
+	engine_schedule(k->engine, now + k->machine->topology->costs.irq_entry,
+			fabric_cpu_lane(cpu_id), smp_handler_body, smp, cpu_id);
 }
 
 void smp_deliver_ipi(void *kernel, unsigned cpu_id)
@@ -217,8 +219,8 @@ static void smp_handler_body(void *target, uint64_t cpu_id)
 		smp_ack(k, csd, (unsigned)cpu_id, t);
 		kernel_release(k, csd);
 	}
-	engine_schedule_local(k->engine, t + k->machine->topology->costs.irq_exit,
-			      fabric_cpu_lane((unsigned)cpu_id), smp_handler_exit, smp, cpu_id);
+	engine_schedule(k->engine, t + k->machine->topology->costs.irq_exit,
+			fabric_cpu_lane((unsigned)cpu_id), smp_handler_exit, smp, cpu_id);
 }
 
 static void smp_handler_exit(void *target, uint64_t cpu_id)
@@ -231,8 +233,8 @@ static void smp_handler_exit(void *target, uint64_t cpu_id)
 	if (sc->irq_pending) {
 		/* The pending interrupt fires as soon as we iret: enter again. */
 		sc->irq_pending = false;
-		engine_schedule_local(k->engine, now + k->machine->topology->costs.irq_entry,
-				      fabric_cpu_lane((unsigned)cpu_id), smp_handler_body, smp, cpu_id);
+		engine_schedule(k->engine, now + k->machine->topology->costs.irq_entry,
+				fabric_cpu_lane((unsigned)cpu_id), smp_handler_body, smp, cpu_id);
 		return;
 	}
 	sc->in_handler = false;
