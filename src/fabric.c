@@ -55,11 +55,10 @@ uint64_t fabric_send_ipi(struct fabric *fabric, unsigned from, unsigned to, uint
 {
 	g_assert(from != to);
 	uint64_t arrival = when + fabric_ipi_latency(fabric, from, to);
-	/* Local to the target's lane: what the interrupt makes the target do
-	 * stays on its core until it answers, and the sender keeps a tracked
-	 * bound for that (smp.c). */
-	engine_schedule_local(fabric->engine, arrival, fabric_cpu_lane(to), fabric_arrive, fabric,
-			      to);
+	/* Tracked: the target's handler may answer other senders' requests
+	 * too, and the task it interrupts resumes after it, so the arrival
+	 * bounds the other cores' run-ahead (smp.c). */
+	engine_schedule(fabric->engine, arrival, fabric_cpu_lane(to), fabric_arrive, fabric, to);
 	return arrival;
 }
 

@@ -19,28 +19,17 @@
 #include "tlbsim/trace.h"
 
 /*
- * The caller's wait for every acknowledgement.  Interrupt arrivals are local
- * events (the interrupt's effects stay on its core until the acknowledgement);
- * the handler's entry and exit are tracked, since taking the interrupt cancels
- * the interrupted task's tracked resume and the task resumes after the exit.
- * Other cores' run-ahead is bounded by a tracked
- * sentinel kept at or before the event that will complete the wait: the
- * completion is the last pending target's handler, no earlier than the next
- * event in any pending target's lane.  A target also acknowledges from a
- * handler it runs for another caller (it takes every queued request), which
- * can come before every event that was in its lane when the sentinel was
- * armed: so an interrupt sent to a CPU that some wait is pending on puts a
- * tracked marker at its arrival.  See machine.h, "Lookahead".
+ * The caller's wait for every acknowledgement.  Every event on the way to its
+ * completion is tracked (the interrupt's arrival, the handler's entry and
+ * exit, the caller's continuation), so no other core runs ahead of what the
+ * completion leads to: a handler may take this request while it runs for
+ * another caller's interrupt, long before ours arrives, and the task a handler
+ * interrupted resumes only after it.  See machine.h, "Lookahead".
  */
 struct call_wait {
 	unsigned pending;
 	uint64_t done_at;
 	struct kcont done;
-	unsigned caller;
-	bool completed;
-	bool sentinel_armed;
-	unsigned nr_targets;
-	unsigned *targets;
 	bool *acked;
 };
 
@@ -48,13 +37,12 @@ struct csd {
 	smp_call_fn fn;
 	void *info;
 	unsigned caller;
-	unsigned slot; /* index in wait->targets */
+	unsigned slot; /* index of the target in the caller's list */
 	struct call_wait *wait;
 };
 
 struct smp_cpu {
 	GQueue queue;          /* struct csd *, call_single_queue */
-	unsigned waits_pending; /* waits that still need this CPU's acknowledgement */
 	struct cacheline queue_line;
 	bool in_handler;
 	bool irq_pending;      /* an interrupt arrived during the handler */
@@ -96,60 +84,8 @@ static void smp_handler_exit(void *target, uint64_t cpu_id);
 
 static void smp_wait_free(struct kernel *k, struct call_wait *wait)
 {
-	kernel_release(k, wait->targets);
 	kernel_release(k, wait->acked);
 	kernel_release(k, wait);
-}
-
-static void smp_wait_sentinel(void *target, uint64_t arg);
-
-static void smp_arm_sentinel(struct kernel *k, struct call_wait *wait, uint64_t at)
-{
-	wait->sentinel_armed = true;
-	/* After every other event of its time, so re-arming always progresses. */
-	/* In a lane of its own: in a CPU's lane it would look like that CPU's
-	 * pending work to another caller's sentinel, and two waits that target
-	 * each other would re-arm each other forever at the same time. */
-	engine_schedule_last(k->engine, at, LANE_SENTINELS(k->machine->nr_cpus),
-			     k->machine->nr_cpus, smp_wait_sentinel, wait, (uint64_t)(uintptr_t)k);
-}
-
-/*
- * No earlier than this can the wait complete: every pending target still has
- * to acknowledge, which it does in an event of its lane (the interrupt on its
- * way, its handler, or a handler for another caller that finds our request
- * queued already).
- */
-static uint64_t smp_wait_bound(struct kernel *k, const struct call_wait *wait)
-{
-	uint64_t bound = engine_now(k->engine);
-	for (unsigned i = 0; i < wait->nr_targets; i++) {
-		if (wait->acked[i])
-			continue;
-		uint64_t next = engine_lane_next_time(k->engine, fabric_cpu_lane(wait->targets[i]));
-		g_assert(next != ENGINE_NEVER);
-		bound = next > bound ? next : bound;
-	}
-	return bound;
-}
-
-static void smp_wait_sentinel(void *target, uint64_t arg)
-{
-	struct call_wait *wait = target;
-	struct kernel *k = (struct kernel *)(uintptr_t)arg;
-	wait->sentinel_armed = false;
-	if (wait->completed) {
-		smp_wait_free(k, wait);
-		return;
-	}
-	smp_arm_sentinel(k, wait, smp_wait_bound(k, wait));
-}
-
-/* Only its time matters: a tracked event bounds the others' run-ahead. */
-static void smp_arrival_marker(void *target, uint64_t arg)
-{
-	(void)target;
-	(void)arg;
 }
 
 static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
@@ -188,13 +124,10 @@ static void smp_ack(struct kernel *k, struct csd *csd, unsigned cpu_id, uint64_t
 		wait->done_at = seen;
 	g_assert(wait->pending > 0 && !wait->acked[csd->slot]);
 	wait->acked[csd->slot] = true;
-	k->smp->cpus[cpu_id].waits_pending--;
 	if (--wait->pending == 0) {
 		struct kcont done = wait->done;
 		uint64_t done_at = wait->done_at;
-		wait->completed = true;
-		if (!wait->sentinel_armed)
-			smp_wait_free(k, wait);
+		smp_wait_free(k, wait);
 		kcont_call(k, done, done_at);
 	}
 }
@@ -259,9 +192,6 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 	struct call_wait *wait = kernel_alloc(k, sizeof(*wait));
 	wait->pending = nr_targets;
 	wait->done = done;
-	wait->caller = self->id;
-	wait->nr_targets = nr_targets;
-	wait->targets = kernel_alloc(k, nr_targets * sizeof(*wait->targets));
 	wait->acked = kernel_alloc(k, nr_targets * sizeof(*wait->acked));
 
 	uint64_t t = now;
@@ -272,8 +202,6 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 		*csd = (struct csd){
 			.fn = fn, .info = info, .caller = self->id, .slot = i, .wait = wait,
 		};
-		wait->targets[i] = target;
-		smp->cpus[target].waits_pending++;
 		/* csd_lock + llist_add onto the target's queue head. */
 		t = fabric_line_rmw(k->machine->fabric, &smp->cpus[target].queue_line, self->id, t);
 		g_queue_push_tail(&smp->cpus[target].queue, csd);
@@ -282,16 +210,8 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 		t += costs->ipi_send;
 		if (k->trace)
 			trace_ipi_send(k->trace, self->id, targets[i], i, t);
-		uint64_t arrival = fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
-		/* Our own wait is pending there; another's too if more than one. */
-		if (smp->cpus[targets[i]].waits_pending > 1)
-			engine_schedule_last(k->engine, arrival, LANE_SENTINELS(k->machine->nr_cpus),
-					     k->machine->nr_cpus, smp_arrival_marker, NULL, 0);
+		fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
 		self->counters.ipis_sent++;
 	}
 	wait->done_at = t;
-	/* Not at the last interrupt's arrival: a target may find our request
-	 * in a handler it runs for another caller and acknowledge long before
-	 * (bug 8 of tests/test_property.c). */
-	smp_arm_sentinel(k, wait, smp_wait_bound(k, wait));
 }

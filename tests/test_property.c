@@ -52,6 +52,8 @@
  * nothing tracked (irq entry cancels the task's resume), so another CPU's
  * run-ahead passed what the target did after its handler: the handler's
  * events are tracked now, and handlers cost something again in most cases.
+ * 8, 9 and 4 are fixed by the same change: an interrupt's arrival and its
+ * handler are tracked events, and waits no longer need a sentinel.
  *
  * TLBSIM_PROPERTY_CASES (default 200) cases with seeds TLBSIM_PROPERTY_SEED
  * (default 1) + k, split over four Test()s so that --jobs 2 runs them in

@@ -19,9 +19,7 @@ struct fabric;
  * timers, interrupt arrivals).  See machine.h, "Lookahead".
  */
 #define LANE_GLOBAL 0u
-/* Tracked bounds that stand for no CPU (smp.c's wait sentinels). */
-#define LANE_SENTINELS(nr_cpus) ((nr_cpus) + 1u)
-#define NR_LANES(nr_cpus) ((nr_cpus) + 2u)
+#define NR_LANES(nr_cpus) ((nr_cpus) + 1u)
 
 static inline unsigned fabric_cpu_lane(unsigned cpu)
 {
@@ -51,9 +49,8 @@ void fabric_free(struct fabric *fabric);
 /**
  * fabric_send_ipi() - interrupt @to, sent by @from at @when (>= now).
  * Returns the arrival time, when the deliver callback runs.  Sending to
- * oneself is a bug.  The arrival is a local event of the target's lane
- * (engine_schedule_local()): the sender must keep a tracked event at or before
- * any cross-core effect the interrupt leads to.
+ * oneself is a bug.  The arrival is a tracked event of the target's lane, so
+ * it bounds the other cores' run-ahead.
  */
 uint64_t fabric_send_ipi(struct fabric *fabric, unsigned from, unsigned to, uint64_t when);
 
