@@ -978,7 +978,7 @@ def mmtests_part(s, rows):
         tag = ("i3" if "i3" in machine else "i7") + "-" + kernel.replace(" ", "").replace(".", "")
         plot_lines[tag] = dat(pts)
     colours = {"3.13-rc3": "#d73027", "3.4.69": "#4575b4", "shift 2": "#1a9850"}
-    def series(m, short):
+    def series(short):
         out = []
         for kernel, col in colours.items():
             tag = short + "-" + kernel.replace(" ", "").replace(".", "")
@@ -996,14 +996,14 @@ set key top left
 set yrange [0:*]
 set title 'ivybridge-i3-3240 (4 CPUs)'
 set xrange [0:9]
-plot {series('ivybridge-i3-3240', 'i3')}
+plot {series('i3')}
 set title 'ivybridge-i7-3770 (8 CPUs)'
 set xrange [0:17]
-plot {series('ivybridge-i7-3770', 'i7')}
+plot {series('i7')}
 unset multiplot
 """, plot_lines, size=(1100, 480))
     s.figure("exp4-mmtests", "Mel Gorman's mmtests tlbflush cost tables: published vs tlbsim")
-    return m, verdict, reg_ok, len(reg)
+    return m, verdict
 
 
 def exp4(rows):
@@ -1081,7 +1081,7 @@ plot dat('d') using 1:2 with linespoints pt 7 lc rgb '#d73027' title 'Hansen 201
     s.figure("exp4-hansen-local-flush", "Cycles per local range flush (the last point is a "
              "full flush, 64 pages in tlbsim)")
     hansen_mdape, hansen_verdict = s.mdape, s.verdict
-    mm_mdape, mm_verdict, _, _ = mmtests_part(s, rows)
+    mm_mdape, mm_verdict = mmtests_part(s, rows)
     s.mdape_text = f"Hansen {pct(hansen_mdape)}, mmtests {pct(mm_mdape)}"
     s.verdict = f"Hansen: {hansen_verdict}; {mm_verdict}"
     s.add(f"Verdict (both parts): {s.verdict}.")
