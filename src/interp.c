@@ -481,6 +481,22 @@ static unsigned gather_siblings(struct kernel *k, const struct cpu *cpu,
 	return n;
 }
 
+/*
+ * Stepping: every SMT sibling's next resume bounds the horizon, quiet or not,
+ * since siblings share the core's TLBs and page walkers and so must take
+ * their accesses in time order.
+ */
+static void bound_by_siblings(struct kernel *k, const struct cpu *cpu, uint64_t *horizon)
+{
+	for (unsigned i = 0; i < cpu->nr_core_cpus; i++) {
+		struct cpu *other = &k->machine->cpus[cpu->core_cpus[i]];
+		uint64_t at;
+		bool quiet;
+		if (other != cpu && sched_pending_resume(k, other, &at, &quiet))
+			*horizon = MIN(*horizon, at);
+	}
+}
+
 static void release_siblings(struct kernel *k, struct sibling_run *sib, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
@@ -506,6 +522,8 @@ static enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu,
 	uint64_t horizon = machine_horizon(k->machine, cpu);
 	if (ip->run_ahead)
 		nr_sib = gather_siblings(k, cpu, sib, &horizon);
+	else
+		bound_by_siblings(k, cpu, &horizon);
 
 	for (unsigned steps = 0; steps < ACCESSES_PER_DISPATCH; steps++) {
 		/* Whose access is next: ours, or an inline sibling's? */

@@ -239,7 +239,9 @@ static void try_preempt(struct rq *rq, uint64_t now)
 		return;
 	rq->curr->remaining = rq->resume_at - now;
 	rq->curr->has_remaining = true;
-	rq->curr->remaining_work = rq->resume_work;
+	/* A quiet promise holds only until the next flag store, which revokes
+	 * pending resumes, not those of tasks off the CPU: it does not survive. */
+	rq->curr->remaining_work = rq->resume_work == WORK_USER_QUIET ? WORK_USER : rq->resume_work;
 	sched_switch(rq, now, true);
 }
 
@@ -463,6 +465,12 @@ void sched_revoke_quiet(struct kernel *k)
 		struct rq *rq = &s->rqs[c];
 		if (rq->resume_pending && rq->resume_work == WORK_USER_QUIET)
 			rq_resume(rq, rq->resume_at, WORK_USER, rq->resume_action);
+		/* A resume an interrupt holds back comes back as it was saved:
+		 * it must not come back quiet either. */
+		if (rq->irq_saved_work == WORK_USER_QUIET)
+			rq->irq_saved_work = WORK_USER;
+		if (rq->irq_deferred_work == WORK_USER_QUIET)
+			rq->irq_deferred_work = WORK_USER;
 	}
 }
 

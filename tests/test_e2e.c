@@ -1854,3 +1854,19 @@ Test(e2e_timelines, failed_run_leaves_no_trace)
 	expect_tmp_listing("");
 	run_clear(&r);
 }
+
+/* Bug 5, frozen twice: a spin whose resume an interrupt (irq-quiet) or a
+ * preemption (preempt-quiet) held while its flag was cleared must not come
+ * back quiet, or the others run ahead past the store its end leads to. */
+Test(e2e_determinism, run_ahead_revokes_a_held_quiet_resume)
+{
+	expect_run_ahead_identity("runahead-irq-quiet", "181633767");
+	expect_run_ahead_identity("runahead-preempt-quiet", "333078541");
+}
+
+/* Bug 6, frozen: stepping takes a sibling's access after a compute only once
+ * the quiet sibling's earlier accesses have reached the shared walker. */
+Test(e2e_determinism, stepping_keeps_siblings_in_time_order)
+{
+	expect_run_ahead_identity("stepping-sibling-order", "111450898");
+}

@@ -25,24 +25,11 @@
  * Each case runs three times: run-ahead twice (determinism) and stepping one
  * access per event once (the run-ahead identity of README.md "Run-ahead").
  *
- * Known bugs.  The generator is narrowed so that the default cases avoid the
- * open bugs it found; each narrowing says so where it is made, and
- * TLBSIM_PROPERTY_KNOWN_BUGS=1 lifts them all, to check a fix:
- *   3. With smt_invalidation "core", a CPU hits TLB entries its SMT sibling
- *      filled for another address space (every mm is ASID 0 and lookups match
- *      any owner).  Narrowing: process p1's regions lie above p0's.
- *   5. An open-ended spin (access while_flag, no "rounds") is given a quiet,
- *      untracked resume even after its flag was cleared, so other CPUs run
- *      ahead of the flag store or syscall that follows the spin; an inline
- *      SMT sibling that finishes such a spin then restarts the op.
- *   6. With --no-run-ahead, an access after a compute runs before a quiet SMT
- *      sibling's earlier accesses.  Narrowing for 5 and 6: every spin has
- *      "rounds", so no resume is ever quiet.
- * Fixed since: 1, crossing shootdowns livelocked (dad0542); 2, a run-ahead
- * loop that no budget stopped (dad0542); 7, two calls zapping one PTE at once
- * committed each other's change early, so linux-4.5 showed stale hits
- * (a4004f8); 8, a wait's sentinel armed at its last interrupt's arrival let
- * other CPUs run ahead past a store made right after the wait when its
+ * Bugs it found, all fixed: 1, crossing shootdowns livelocked (dad0542); 2, a
+ * run-ahead loop that no budget stopped (dad0542); 7, two calls zapping one
+ * PTE at once committed each other's change early, so linux-4.5 showed stale
+ * hits (a4004f8); 8, a wait's sentinel armed at its last interrupt's arrival
+ * let other CPUs run ahead past a store made right after the wait when its
  * targets had acknowledged early, from a handler run for another caller (case
  * seed 1245, found with 5000 cases from seed 77; frozen in
  * tests/data/runahead-sentinel-*.json for tests/test_e2e.c); 9, a target that
@@ -50,10 +37,21 @@
  * completed it before its sentinel (case seed 12913, from seed 10001; frozen
  * in tests/data/runahead-early-ack-*.json); 4, a CPU in an IPI handler had
  * nothing tracked (irq entry cancels the task's resume), so another CPU's
- * run-ahead passed what the target did after its handler: the handler's
- * events are tracked now, and handlers cost something again in most cases.
- * 8, 9 and 4 are fixed by the same change: an interrupt's arrival and its
- * handler are tracked events, and waits no longer need a sentinel.
+ * run-ahead passed what the target did after its handler.  8, 9 and 4 are
+ * fixed by the same change: an interrupt's arrival and its handler are
+ * tracked events, and waits no longer need a sentinel.  3, with
+ * smt_invalidation "core" a CPU hit TLB entries its SMT sibling filled for
+ * another address space: fixed when lookups began to match only the entries
+ * a CPU filled itself (5570483); the generator kept p1's pages away from
+ * p0's until it was noticed.  5, an open-ended spin (access while_flag, no
+ * "rounds") came back quiet (untracked) after its flag was cleared when an
+ * IPI handler or a preemption had held its resume while the store revoked
+ * the others, so other CPUs ran ahead past the store the spin's end leads to
+ * (case seeds 98533, 210405 from TLBSIM_PROPERTY_SEED 90000 and 200000);
+ * 6, stepping ran an access after a compute before a quiet SMT sibling's
+ * earlier accesses, so the two reached the core's page walker out of time
+ * order (case seed 446).  Until 5 and 6 were fixed every generated spin had
+ * "rounds" (so it was never quiet); now 60% have none.
  *
  * TLBSIM_PROPERTY_CASES (default 200) cases with seeds TLBSIM_PROPERTY_SEED
  * (default 1) + k, split over four Test()s so that --jobs 2 runs them in
@@ -109,7 +107,6 @@ struct gen_task {
 
 struct gen {
 	struct rng rng;
-	bool known_bugs; /* TLBSIM_PROPERTY_KNOWN_BUGS: build what they break */
 	unsigned nr_cpus;
 	unsigned nr_processes;
 	unsigned nr_regions;
@@ -346,12 +343,8 @@ static const char *const populate_names[] = {"none", "first", "all"};
 static void append_regions(struct gen *g, GString *s)
 {
 	g_string_append(s, " \"regions\": [\n");
-	/* Each process lays out its regions from the same base address.  A
-	 * region nobody touches, larger than everything process p0 maps (at most
-	 * 3 regions in 4 MiB slots), keeps p1's pages at other virtual addresses:
-	 * see known bug 3 in the file comment. */
-	if (g->nr_processes == 2 && !g->known_bugs)
-		g_string_append(s, "  {\"name\": \"pad\", \"process\": \"p1\", \"size\": \"16M\"},\n");
+	/* Each process lays out its regions from the same base address, so
+	 * the processes' pages share virtual addresses (bug 3). */
 	for (unsigned r = 0; r < g->nr_regions; r++) {
 		const struct gen_region *reg = &g->regions[r];
 		g_string_append_printf(s, "  {\"name\": \"r%u\", \"process\": \"p%u\", ", r,
@@ -413,7 +406,7 @@ static bool may_write(const struct gen *g, unsigned task, unsigned r)
 /*
  * A region the current task may access (every task has one: see gen_layout).
  * Any such task may also madvise it, so two calls often zap one PTE at once
- * (known bug 7 in the file comment, fixed).
+ * (bug 7 in the file comment, fixed).
  */
 static unsigned pick_region(struct gen *g)
 {
@@ -463,8 +456,8 @@ static void gen_access(struct gen *g, GPtrArray *ops, unsigned depth, int spin_o
 	}
 	if (spin_on >= 0) {
 		g_string_append_printf(s, ", \"while_flag\": \"run%d\"", spin_on);
-		/* Known bugs 5 and 6: a spin without "rounds" may be quiet. */
-		if (!g->known_bugs || chance(g, 40))
+		/* Without "rounds" a spin may be quiet (bugs 5, 6). */
+		if (chance(g, 40))
 			g_string_append_printf(s, ", \"rounds\": %u", pick(g, 1, 100));
 		/* Expensive accesses: a spin lasts as long as its controller, and
 		 * stepping pays one event per access. */
@@ -736,7 +729,7 @@ static char *gen_workload(struct gen *g, uint64_t seed)
 
 static void gen_case(struct gen_case *c, uint64_t seed)
 {
-	struct gen g = {.known_bugs = env_u64("TLBSIM_PROPERTY_KNOWN_BUGS", 0) != 0};
+	struct gen g = {0};
 	rng_seed(&g.rng, seed);
 	/* Below 10^9: any --seed the CLI takes. */
 	*c = (struct gen_case){.seed = seed, .sim_seed = rng_below(&g.rng, 1000000000)};
