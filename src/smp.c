@@ -7,12 +7,14 @@
  * request in one handler (llist_del_all), unlocks each csd right after its
  * function (the acknowledgement the caller spins on, visible after a line
  * transfer back), and returns.  Interrupts arriving during a handler are held
- * pending like an IRR bit and cause one more handler pass.
+ * pending like an IRR bit and cause one more handler pass.  The caller waits
+ * for the csds in turn (csd_lock_wait() in target order): each unlock reaches
+ * it a line transfer after both the unlock and the previous csd's.
  * Simplifies: one handler pass applies all its requests' TLB effects at the
- * pass's start time while charging their costs in sequence; the caller's spin
- * over the csds costs the latest acknowledgement, not one transfer per csd.
+ * pass's start time while charging their costs in sequence.
  * Invariant: every request queued is run exactly once and acknowledged once.
  */
+#include <string.h>
 #include <glib.h>
 #include "tlbsim/sched.h"
 #include "tlbsim/smp.h"
@@ -27,10 +29,13 @@
  * interrupted resumes only after it.  See machine.h, "Lookahead".
  */
 struct call_wait {
+	unsigned caller;
+	unsigned nr_targets;
 	unsigned pending;
-	uint64_t done_at;
+	uint64_t sent_at; /* the last ICR write: the spin starts there */
 	struct kcont done;
-	bool *acked;
+	uint64_t *unlocked_at; /* per target slot; UINT64_MAX until acknowledged */
+	unsigned *targets; /* a copy: the caller's array may not outlive the call */
 };
 
 struct csd {
@@ -84,7 +89,8 @@ static void smp_handler_exit(void *target, uint64_t cpu_id);
 
 static void smp_wait_free(struct kernel *k, struct call_wait *wait)
 {
-	kernel_release(k, wait->acked);
+	kernel_release(k, wait->unlocked_at);
+	kernel_release(k, wait->targets);
 	kernel_release(k, wait);
 }
 
@@ -114,21 +120,33 @@ void smp_deliver_ipi(void *kernel, unsigned cpu_id)
 	smp_start_handler(smp, cpu_id, engine_now(k->engine));
 }
 
+/* When the caller's csd_lock_wait() loop, over the slots in order, is done. */
+static uint64_t smp_wait_done_at(struct kernel *k, const struct call_wait *wait)
+{
+	uint64_t t = wait->sent_at;
+	for (unsigned i = 0; i < wait->nr_targets; i++) {
+		uint64_t from = MAX(t, wait->unlocked_at[i]);
+		t = from + fabric_line_transfer(k->machine->fabric, wait->targets[i], wait->caller);
+	}
+	return t;
+}
+
 static void smp_ack(struct kernel *k, struct csd *csd, unsigned cpu_id, uint64_t at)
 {
 	struct call_wait *wait = csd->wait;
-	uint64_t seen = at + fabric_line_transfer(k->machine->fabric, cpu_id, csd->caller);
+	g_assert(wait->pending > 0 && wait->unlocked_at[csd->slot] == UINT64_MAX);
+	wait->unlocked_at[csd->slot] = at;
+	bool last = --wait->pending == 0;
+	/* The caller sees an unlock a line transfer later at the earliest; the
+	 * last one it sees when its loop is done. */
+	uint64_t seen = last ? smp_wait_done_at(k, wait)
+			     : at + fabric_line_transfer(k->machine->fabric, cpu_id, csd->caller);
 	if (k->trace)
 		trace_ack(k->trace, cpu_id, csd->caller, csd->slot, at, seen);
-	if (seen > wait->done_at)
-		wait->done_at = seen;
-	g_assert(wait->pending > 0 && !wait->acked[csd->slot]);
-	wait->acked[csd->slot] = true;
-	if (--wait->pending == 0) {
+	if (last) {
 		struct kcont done = wait->done;
-		uint64_t done_at = wait->done_at;
 		smp_wait_free(k, wait);
-		kcont_call(k, done, done_at);
+		kcont_call(k, done, seen);
 	}
 }
 
@@ -190,9 +208,14 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 	if (k->trace)
 		trace_call_begin(k->trace, self->id, nr_targets, now);
 	struct call_wait *wait = kernel_alloc(k, sizeof(*wait));
-	wait->pending = nr_targets;
+	wait->caller = self->id;
+	wait->nr_targets = wait->pending = nr_targets;
 	wait->done = done;
-	wait->acked = kernel_alloc(k, nr_targets * sizeof(*wait->acked));
+	wait->targets = kernel_alloc(k, nr_targets * sizeof(*wait->targets));
+	memcpy(wait->targets, targets, nr_targets * sizeof(*targets));
+	wait->unlocked_at = kernel_alloc(k, nr_targets * sizeof(*wait->unlocked_at));
+	for (unsigned i = 0; i < nr_targets; i++)
+		wait->unlocked_at[i] = UINT64_MAX;
 
 	uint64_t t = now;
 	for (unsigned i = 0; i < nr_targets; i++) {
@@ -213,5 +236,5 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 		fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
 		self->counters.ipis_sent++;
 	}
-	wait->done_at = t;
+	wait->sent_at = t;
 }

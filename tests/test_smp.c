@@ -6,24 +6,31 @@
 #include <glib.h>
 #include "support.h"
 
-/* cpu 0 munmaps one populated page while readers on @readers other CPUs run. */
-static char *one_page_munmap(unsigned readers)
+/* CPU @unmapper munmaps one populated page while @readers readers run on the
+ * CPUs @reader_cpu (an expression of $thread) gives. */
+static char *one_page_munmap_on(unsigned unmapper, unsigned readers, const char *reader_cpu)
 {
 	return g_strdup_printf(
 		"{\"name\": \"one-page\","
 		" \"regions\": [{\"name\": \"victim\", \"size\": 4096, \"populate\": \"all\"},"
 		"              {\"name\": \"own\", \"size\": 4096, \"populate\": \"all\"}],"
 		" \"tasks\": ["
-		"  {\"name\": \"unmapper\", \"cpu\": 0, \"program\": ["
+		"  {\"name\": \"unmapper\", \"cpu\": %u, \"program\": ["
 		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
 		"    {\"op\": \"compute\", \"cycles\": 100000},"
 		"    {\"op\": \"munmap\", \"region\": \"victim\"},"
 		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
-		"  {\"name\": \"reader\", \"count\": %u, \"cpu\": \"$thread + 1\", \"program\": ["
+		"  {\"name\": \"reader\", \"count\": %u, \"cpu\": \"%s\", \"program\": ["
 		"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
 		"    {\"op\": \"access\", \"region\": \"own\", \"pattern\": \"sequential\", \"pages\": 1,"
 		"     \"while_flag\": \"run\", \"cycles\": 10}]}]}",
-		readers);
+		unmapper, readers, reader_cpu);
+}
+
+/* cpu 0 munmaps one populated page while readers on @readers other CPUs run. */
+static char *one_page_munmap(unsigned readers)
+{
+	return one_page_munmap_on(0, readers, "$thread + 1");
 }
 
 /*
@@ -70,6 +77,29 @@ Test(smp, three_targets_wait_for_the_slowest)
 		cr_assert_eq(CPU(r, c, irq_cycles), 700);
 	}
 	cr_assert_eq(CPU(r, 0, ipis_sent), 3);
+	support_run_free(&r);
+	g_free(w);
+}
+
+/*
+ * tiny-smt, cpu 1 unmaps; targets 0, 2 (other core) and 3 (its sibling), in
+ * that order.  csd_lock_wait() takes the csds in turn, so a csd unlocked
+ * before the caller reaches it still costs one line transfer:
+ *   csds: cpu 0 (100), cpu 2 (100), cpu 3 (40)      -> 3500
+ *   ICR writes at 3700 (cpu 0), 3900 (cpu 2), 4100 (cpu 3)
+ *   arrivals 5200, 5400, 5100 (smt latency 1000); unlocks 5600, 5800, 5500
+ *   the caller's loop: 5600 + 100 = 5700, then max(5700, 5800) + 100 = 5900,
+ *   then cpu 3's unlock, long done, + 40            -> returns at 5940
+ * (waiting only for the latest unlock would return at 5900).
+ */
+Test(smp, the_caller_waits_for_the_csds_in_turn)
+{
+	char *w = one_page_munmap_on(1, 3, "$thread + ($thread + 1) / 2");
+	struct support_run r = support_run("tiny-smt.json", "linux-4.5", NULL, w);
+	cr_assert_eq(r.result->op_cycles->len, 1);
+	cr_assert_eq(g_array_index(r.result->op_cycles, uint64_t, 0), 5940);
+	for (unsigned c = 0; c < 4; c++)
+		cr_assert_eq(CPU(r, c, ipis_received), c == 1 ? 0 : 1, "cpu %u", c);
 	support_run_free(&r);
 	g_free(w);
 }

@@ -25,8 +25,9 @@ void smp_deliver_ipi(void *kernel, unsigned cpu);
  * smp_call_function_many() - run @fn(@info) on each of @targets and wait.
  * @self: the calling CPU, never among @targets.
  * @now: when the caller starts queueing.
- * @done: called once every target has acknowledged, with the time the caller
- *        observes the last acknowledgement.  @info must stay valid until then.
+ * @done: called once every target has acknowledged, with the time the caller's
+ *        csd_lock_wait() loop over the targets, in order, ends.  @info must stay
+ *        valid until then; @targets need not.
  * With no targets @done is called at once with @now.
  */
 void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *targets,
