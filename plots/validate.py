@@ -270,6 +270,8 @@ def smt_share_text(walk_rate, pub_walk_rate, pub_pair):
         """A walker-bound core's access rate at this walk rate, over the published one."""
         return pub_pair / (2 * rate / 100 * 30)
     path = per_cpu_path(1, "haswell-i7/linux-4.5")
+    if not os.path.exists(path):  # CSVs from before the per-CPU run: rerun --only 1
+        return f"(No {os.path.relpath(path, ROOT)}: rerun with --only 1 for the per-CPU analysis.)"
     with open(path, newline="") as f:
         cpus = {int(r["cpu"]): r for r in csv.DictReader(f)}
     cores = len(cpus) // 2  # haswell-i7 numbers a core's threads c and c + 4
