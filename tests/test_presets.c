@@ -21,6 +21,7 @@ static const struct {
 	{"mprotect-thp", {"workload.file_size=32M", "workload.threads=4", "workload.tail_ms=1"}},
 	{"madv-pageout", {"workload.iterations=10", NULL}},
 	{"madv-local-flush", {"workload.iterations=10", NULL}},
+	{"smt-pair", {"workload.span=4M", "workload.rounds=4", NULL}},
 	{"netperf-lazy", {"workload.requests=24", NULL}},
 	{"tlb_flush1", {"workload.iterations=40", "workload.warmup=4", "workload.threads=4", NULL}},
 	{"tlb_flush2", {"workload.iterations=40", "workload.warmup=4", "workload.threads=4", NULL}},
