@@ -137,6 +137,8 @@ def main():
     ap.add_argument("--write", action="store_true")
     ap.add_argument("machines", nargs="*", default=sorted(FITS))
     args = ap.parse_args()
+    if not os.access(args.tlbsim, os.X_OK):
+        raise SystemExit(f"calibrate: no tlbsim at {args.tlbsim} (build it, or set TLBSIM)")
     for machine in args.machines:
         if machine not in FITS:
             raise SystemExit(f"calibrate: no fit for {machine} (have: {', '.join(FITS)})")
