@@ -42,9 +42,8 @@
  *   looked at the next event); an event then scheduled before last makes the
  *   queue re-bucket everything around the new time (rare, O(pending)).
  * - Lanes: every event may belong to a lane (an integer the model chooses),
- *   and each lane keeps its pending (time, seq) keys in two disjoint binary
- *   heaps, tracked and local (engine_schedule_local()), so
- *   engine_lane_next_time() is two loads, each event costs one heap push and
+ *   and each lane keeps its pending (time, seq) keys in a binary heap, so
+ *   engine_lane_next_time() is one load, each event costs one heap push and
  *   one pop, and a lane with many pending events (thousands of sleepers on
  *   one CPU) stays logarithmic.  A tournament tree over the lanes' tracked
  *   minima answers engine_tracked_next_time() in one load.
@@ -104,13 +103,11 @@ struct key_heap {
 };
 
 /*
- * A lane's pending keys, tracked and local ones apart.  The event being
- * dispatched is the global minimum, so it is also the minimum of the heap of
- * its lane that holds it: removal is always a pop.
+ * A lane's pending keys.  The event being dispatched is the global minimum,
+ * so it is also the minimum of its lane's heap: removal is always a pop.
  */
 struct lane {
 	struct key_heap tracked;
-	struct key_heap local;
 };
 
 struct engine {
@@ -341,7 +338,6 @@ void engine_free(struct engine *engine)
 		return;
 	for (unsigned i = 0; i < engine->nr_lanes; i++) {
 		g_free(engine->lanes[i].tracked.keys);
-		g_free(engine->lanes[i].local.keys);
 	}
 	g_free(engine->lanes);
 	g_free(engine->tree);
@@ -408,13 +404,9 @@ static void tree_update(struct engine *engine, unsigned index)
 	}
 }
 
-static void lane_add(struct engine *engine, unsigned index, struct event_key key, bool tracked)
+static void lane_add(struct engine *engine, unsigned index, struct event_key key)
 {
 	struct lane *lane = &engine->lanes[index];
-	if (!tracked) {
-		key_heap_push(&lane->local, key);
-		return;
-	}
 	uint64_t before = key_heap_min(&lane->tracked);
 	key_heap_push(&lane->tracked, key);
 	if (key_heap_min(&lane->tracked) != before)
@@ -424,13 +416,8 @@ static void lane_add(struct engine *engine, unsigned index, struct event_key key
 /* The dispatched event leaves its lane before its fn runs. */
 static void lane_remove(struct engine *engine, unsigned index, uint64_t seq)
 {
-	struct lane *lane = &engine->lanes[index];
-	if (lane->tracked.len && lane->tracked.keys[0].seq == seq) {
-		key_heap_pop(&lane->tracked, seq);
-		tree_update(engine, index);
-	} else {
-		key_heap_pop(&lane->local, seq);
-	}
+	key_heap_pop(&engine->lanes[index].tracked, seq);
+	tree_update(engine, index);
 }
 
 uint64_t engine_tracked_next_time(const struct engine *engine)
@@ -441,9 +428,7 @@ uint64_t engine_tracked_next_time(const struct engine *engine)
 uint64_t engine_lane_next_time(const struct engine *engine, unsigned lane)
 {
 	g_assert(lane < engine->nr_lanes);
-	uint64_t tracked = key_heap_min(&engine->lanes[lane].tracked);
-	uint64_t local = key_heap_min(&engine->lanes[lane].local);
-	return tracked < local ? tracked : local;
+	return key_heap_min(&engine->lanes[lane].tracked);
 }
 
 uint64_t engine_now(const struct engine *engine)
@@ -453,7 +438,7 @@ uint64_t engine_now(const struct engine *engine)
 
 /* engine_schedule() and its variants: queue fn(target, arg) at @time. */
 static void engine_insert(struct engine *engine, uint64_t time, uint64_t seq_flags,
-			  unsigned lane, bool tracked, engine_fn fn, void *target, uint64_t arg)
+			  unsigned lane, engine_fn fn, void *target, uint64_t arg)
 {
 	uint64_t seq = engine->next_seq++;
 	struct item it = {
@@ -465,7 +450,7 @@ static void engine_insert(struct engine *engine, uint64_t time, uint64_t seq_fla
 	g_assert(fn != NULL);
 	if (lane != ENGINE_LANE_NONE) {
 		g_assert(lane < engine->nr_lanes);
-		lane_add(engine, lane, (struct event_key){it.time, it.seq}, tracked);
+		lane_add(engine, lane, (struct event_key){it.time, it.seq});
 	}
 	if (engine->nr_free == 0)
 		engine_grow(engine);
@@ -478,14 +463,7 @@ static void engine_insert(struct engine *engine, uint64_t time, uint64_t seq_fla
 void engine_schedule(struct engine *engine, uint64_t time, unsigned lane, engine_fn fn,
 		     void *target, uint64_t arg)
 {
-	engine_insert(engine, time, 0, lane, true, fn, target, arg);
-}
-
-void engine_schedule_local(struct engine *engine, uint64_t time, unsigned lane, engine_fn fn,
-			   void *target, uint64_t arg)
-{
-	g_assert(lane != ENGINE_LANE_NONE);
-	engine_insert(engine, time, 0, lane, false, fn, target, arg);
+	engine_insert(engine, time, 0, lane, fn, target, arg);
 }
 
 void engine_schedule_last(struct engine *engine, uint64_t time, unsigned lane, unsigned rank,
@@ -493,7 +471,7 @@ void engine_schedule_last(struct engine *engine, uint64_t time, unsigned lane, u
 {
 	g_assert(rank < (1u << (63 - SEQ_RANK_SHIFT)));
 	g_assert(engine->next_seq <= SEQ_LOW_MASK);
-	engine_insert(engine, time, SEQ_LAST | ((uint64_t)rank << SEQ_RANK_SHIFT), lane, true, fn,
+	engine_insert(engine, time, SEQ_LAST | ((uint64_t)rank << SEQ_RANK_SHIFT), lane, fn,
 		      target, arg);
 }
 

@@ -459,10 +459,12 @@ static bool sibling_mergeable(const struct kernel *k, const struct cpu *cpu, str
 }
 
 /*
- * Collect the SMT siblings that can be run inline; the others bound the
- * horizon at their next resume (they share this core's TLBs).
+ * Collect the SMT siblings that can be run inline (only if @merge: run-ahead);
+ * the others bound the horizon at their next resume, quiet or not, since
+ * siblings share the core's TLBs and walkers and must take their accesses in
+ * time order.
  */
-static unsigned gather_siblings(struct kernel *k, const struct cpu *cpu,
+static unsigned gather_siblings(struct kernel *k, const struct cpu *cpu, bool merge,
 				struct sibling_run *sib, uint64_t *horizon)
 {
 	unsigned n = 0;
@@ -473,28 +475,12 @@ static unsigned gather_siblings(struct kernel *k, const struct cpu *cpu,
 		struct itask *ts;
 		if (other == cpu || !sched_pending_resume(k, other, &at, &quiet))
 			continue;
-		if (quiet && sibling_mergeable(k, other, &ts))
+		if (merge && quiet && sibling_mergeable(k, other, &ts))
 			sib[n++] = (struct sibling_run){.cpu = other, .ts = ts, .t = at, .active = true};
 		else
 			*horizon = MIN(*horizon, at);
 	}
 	return n;
-}
-
-/*
- * Stepping: every SMT sibling's next resume bounds the horizon, quiet or not,
- * since siblings share the core's TLBs and page walkers and so must take
- * their accesses in time order.
- */
-static void bound_by_siblings(struct kernel *k, const struct cpu *cpu, uint64_t *horizon)
-{
-	for (unsigned i = 0; i < cpu->nr_core_cpus; i++) {
-		struct cpu *other = &k->machine->cpus[cpu->core_cpus[i]];
-		uint64_t at;
-		bool quiet;
-		if (other != cpu && sched_pending_resume(k, other, &at, &quiet))
-			*horizon = MIN(*horizon, at);
-	}
 }
 
 static void release_siblings(struct kernel *k, struct sibling_run *sib, unsigned n)
@@ -518,12 +504,8 @@ static enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu,
 {
 	struct interp *ip = ts->interp;
 	struct sibling_run sib[8];
-	unsigned nr_sib = 0;
 	uint64_t horizon = machine_horizon(k->machine, cpu);
-	if (ip->run_ahead)
-		nr_sib = gather_siblings(k, cpu, sib, &horizon);
-	else
-		bound_by_siblings(k, cpu, &horizon);
+	unsigned nr_sib = gather_siblings(k, cpu, ip->run_ahead, sib, &horizon);
 
 	for (unsigned steps = 0; steps < ACCESSES_PER_DISPATCH; steps++) {
 		/* Whose access is next: ours, or an inline sibling's? */

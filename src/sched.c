@@ -410,6 +410,9 @@ static void sched_request(struct kernel *k, struct cpu *cpu, uint64_t time, enum
 	g_assert(rq->curr);
 	g_assert(time >= engine_now(k->engine));
 	if (rq->in_irq) {
+		/* Only the running task asks for quiet work, never from inside an
+		 * interrupt, so a deferred resume never needs revoking. */
+		g_assert(work != WORK_USER_QUIET);
 		rq->irq_deferred = true;
 		rq->irq_deferred_at = time;
 		rq->irq_deferred_work = work;
@@ -469,8 +472,6 @@ void sched_revoke_quiet(struct kernel *k)
 		 * it must not come back quiet either. */
 		if (rq->irq_saved_work == WORK_USER_QUIET)
 			rq->irq_saved_work = WORK_USER;
-		if (rq->irq_deferred_work == WORK_USER_QUIET)
-			rq->irq_deferred_work = WORK_USER;
 	}
 }
 

@@ -562,19 +562,3 @@ Test(engine, lanes_out_of_range_abort, .signal = SIGABRT)
 	engine_schedule(engine, 1, 2, record, NULL, 0);
 }
 
-Test(engine, local_events_count_for_their_lane_only)
-{
-	struct engine *engine = engine_new(3);
-
-	engine_schedule_local(engine, 10, 1, nothing, NULL, 0);
-	engine_schedule(engine, 30, 1, nothing, NULL, 0);
-	engine_schedule(engine, 20, 2, nothing, NULL, 0);
-	cr_assert_eq(engine_lane_next_time(engine, 1), 10);
-	cr_assert_eq(engine_tracked_next_time(engine), 20);
-	engine_run(engine, 10, ENGINE_NEVER);
-	cr_assert_eq(engine_lane_next_time(engine, 1), 30);
-	cr_assert_eq(engine_tracked_next_time(engine), 20);
-	engine_run(engine, 20, ENGINE_NEVER);
-	cr_assert_eq(engine_tracked_next_time(engine), 30);
-	engine_free(engine);
-}
