@@ -60,8 +60,8 @@ def simulate(machine, cells, values, tlbsim, jobs):
     runs = [Run("fit", cell, machine, "munmap", "linux-3.11", exp2_sets(*cell, False) + sets)
             for cell in cells]
     rows = execute(runs, tlbsim, jobs, progress=False)
-    return [float(rows[("fit", validate.keystr(c))]["phase_ns"]) /
-            int(rows[("fit", validate.keystr(c))]["op_count"]) for c in cells]
+    found = [rows[("fit", validate.keystr(c))] for c in cells]
+    return [float(r["phase_ns"]) / int(r["op_count"]) for r in found]
 
 
 def solve(a, b):
