@@ -137,11 +137,12 @@ def main():
     ap.add_argument("--write", action="store_true")
     ap.add_argument("machines", nargs="*", default=sorted(FITS))
     args = ap.parse_args()
+    for machine in args.machines:  # all of them before the first fit, which takes minutes
+        if machine not in FITS:
+            raise SystemExit(f"calibrate: no fit for {machine} (have: {', '.join(FITS)})")
     if not os.access(args.tlbsim, os.X_OK):
         raise SystemExit(f"calibrate: no tlbsim at {args.tlbsim} (build it, or set TLBSIM)")
     for machine in args.machines:
-        if machine not in FITS:
-            raise SystemExit(f"calibrate: no fit for {machine} (have: {', '.join(FITS)})")
         values, mdape, cells = fit(machine, args.tlbsim, args.jobs)
         print(f"{machine}: {', '.join(f'{k} {v:.0f}' for k, v in values.items())}; "
               f"MdAPE {mdape:.1f}% on the fitted cells")

@@ -10,6 +10,9 @@ Usage: plots/validate.py [--tlbsim PATH] [--jobs N] [--reuse] [--full] [--only 2
   --reuse  draw and write from the CSVs already in plots/out/ (no runs)
   --full   experiment 2 at the published 1 GiB FILE_SIZE in every cell
   --only   run only these experiments; the others' CSVs are reused
+  VALIDATE_OUTPUT_ROOT=DIR  write plots/out/, docs/img/validation/, docs/validation.md
+           and README.md's summary (if DIR/README.md exists) under DIR instead of this
+           tree; inputs are still read from this tree (tests/py/ uses it)
 
 Python 3 standard library and gnuplot only.  Published values are typed in
 from ../shared/spec (calibration.md Part 2, benchmarks.md 1.6 and 2.1,
@@ -33,10 +36,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-OUT = os.path.join(HERE, "out")
-IMG = os.path.join(ROOT, "docs", "img", "validation")
-DOC = os.path.join(ROOT, "docs", "validation.md")
-README = os.path.join(ROOT, "README.md")
+# Outputs go into this tree unless VALIDATE_OUTPUT_ROOT names another (the tests' temporary one).
+OUTPUT_ROOT = os.environ.get("VALIDATE_OUTPUT_ROOT", ROOT)
+OUT = os.path.join(OUTPUT_ROOT, "plots", "out")
+IMG = os.path.join(OUTPUT_ROOT, "docs", "img", "validation")
+DOC = os.path.join(OUTPUT_ROOT, "docs", "validation.md")
+README = os.path.join(OUTPUT_ROOT, "README.md")
 WORKLOADS = os.path.join(ROOT, "workloads")
 
 
@@ -272,7 +277,8 @@ def smt_share_text(walk_rate, pub_walk_rate, pub_pair, pair):
         return pub_pair / (2 * rate / 100 * 30)
     path = per_cpu_path(1, "haswell-i7/linux-4.5")
     if not os.path.exists(path):  # CSVs from before the per-CPU run: rerun --only 1
-        return f"(No {os.path.relpath(path, ROOT)}: rerun with --only 1 for the per-CPU analysis.)"
+        return (f"(No {os.path.relpath(path, OUTPUT_ROOT)}: rerun with --only 1 for the per-CPU "
+                "analysis.)")
     with open(path, newline="") as f:
         cpus = {int(r["cpu"]): r for r in csv.DictReader(f)}
     cores = len(cpus) // 2  # haswell-i7 numbers a core's threads c and c + 4
@@ -1684,6 +1690,8 @@ missing. The per-section analyses say which.
 
 
 def update_readme(sections):
+    if not os.path.exists(README):  # an output root without a README.md
+        return
     with open(README) as f:
         text = f.read()
     if README_BEGIN not in text:
@@ -1706,6 +1714,14 @@ def cost_rank(run):
     return 0
 
 
+def experiment_numbers(text):
+    """--only's value: comma-separated numbers of EXPERIMENTS, so that a typo fails at once."""
+    parts = [x for x in text.split(",") if x]
+    if not all(x.isdigit() and 1 <= int(x) <= len(EXPERIMENTS) for x in parts):
+        raise argparse.ArgumentTypeError(f"not experiment numbers 1-{len(EXPERIMENTS)}: {text}")
+    return {int(x) for x in parts}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tlbsim", default=os.environ.get("TLBSIM",
@@ -1713,14 +1729,13 @@ def main():
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "2")))
     ap.add_argument("--reuse", action="store_true")
     ap.add_argument("--full", action="store_true", default=os.environ.get("FULL") == "1")
-    ap.add_argument("--only", default="",
+    ap.add_argument("--only", type=experiment_numbers, default=set(),
                     help="comma-separated experiment numbers to run (the others' CSVs are reused)")
     args = ap.parse_args()
     os.makedirs(OUT, exist_ok=True)
     os.makedirs(IMG, exist_ok=True)
     if not shutil.which("gnuplot"):
         raise SystemExit("gnuplot not found (apt-get install gnuplot-nox)")
-    only = {int(x) for x in args.only.split(",") if x}
     import calibrate  # it imports this module, so not at the top
     for machine in calibrate.FITS:
         FITTED[machine] = calibrate.fitted_cells(machine)
@@ -1728,7 +1743,7 @@ def main():
     for name, runs_fn, _ in EXPERIMENTS:
         runs = exp2_runs(args.full) if name.startswith("exp2") else runs_fn()
         nruns += len(runs)
-        if not only or int(name[3]) in only:
+        if not args.only or int(name[3]) in args.only:
             plan.append((name, runs))
     started = time.monotonic()
     if not args.reuse:
@@ -1747,12 +1762,15 @@ def main():
         if not os.path.exists(os.path.join(OUT, name + ".csv")):
             print(f"validate: no {name}.csv yet, section left out", file=sys.stderr)
             continue
-        rows = read_csv(name)
-        if name.startswith("exp2"):
-            sections.append(exp2(rows, args.full))
-        else:
-            sections.append(fn(rows))
-    if args.reuse or only:
+        try:
+            rows = read_csv(name)
+            sections.append(exp2(rows, args.full) if name.startswith("exp2") else fn(rows))
+        except KeyError as e:  # a column or run this CSV lacks: made by an older version
+            raise SystemExit(f"validate: {name}.csv in {OUT} has no {e} (written by an older "
+                             f"tlbsim or validate.py?); rerun with --only {name[3]}")
+    if not sections:  # an empty report would replace docs/validation.md
+        raise SystemExit(f"validate: no experiment CSVs in {OUT}; run without --reuse first")
+    if args.reuse or args.only:
         # Keep the timing of the full run that made the CSVs.
         try:
             with open(os.path.join(OUT, "seconds")) as f:

@@ -1,0 +1,477 @@
+"""Tests of plots/validate.py: its arithmetic, tables and verdicts on rows whose answer is
+known, its handling of tlbsim's CSV, and its failures on bad input, run as a program.
+
+docs/validation.md is only as right as these functions: a wrong MdAPE, knee or verdict
+would be published without any C test noticing.  Run: python3 -B tests/py/test_validate.py
+(ctest's test_plots_validate passes the build's tlbsim in TLBSIM).
+"""
+import math
+import os
+import shutil
+import statistics
+import unittest
+from unittest import mock
+
+from plots_support import ScriptTestCase, calibrate, real_tlbsim, validate
+
+HAS_GNUPLOT = shutil.which("gnuplot") is not None
+
+
+def harness_row(ns_call, acc, ns_acc, op_count=64, **more):
+    """A tlbsim row (strings, as csv gives them) whose harness figures are these."""
+    row = {"phase_ns": str(ns_call * op_count), "op_count": str(op_count),
+           "accesses_per_thread_ms": str(acc), "access_ns": str(ns_acc)}
+    row.update({k: str(v) for k, v in more.items()})
+    return row
+
+
+def exp2_rows(invlpg_up_to=128):
+    """Experiment 2's rows reproducing the published tables exactly; shift 2 INVLPGs
+    ranges of up to INVLPG_UP_TO pages (the knee), shift -1 none."""
+    rows = {}
+    for run in validate.exp2_runs(False):
+        shift, t, n = run.key[-3:]  # ("1G", ...) and ("loop", ...) keys: the same cell
+        _, ns_call, acc, ns_acc = validate.PUB_B[(shift, t)][validate.NS.index(n)]
+        invlpg = shift >= 0 and n <= invlpg_up_to
+        rows[validate.keystr(run.key)] = harness_row(
+            ns_call, acc, ns_acc, nr_tlb_local_flush_all=0 if invlpg else 64,
+            nr_tlb_local_flush_one=64 * n if invlpg else 0)
+    return rows
+
+
+def published_helps():
+    """Cells below the knee where the published shift 2 has the higher access rate."""
+    return sum(validate.PUB_B[(2, t)][i][2] > validate.PUB_B[(-1, t)][i][2]
+               for t in (12, 24) for i, n in enumerate(validate.NS) if n <= 128)
+
+
+class NumbersTest(unittest.TestCase):
+    def test_ape_is_relative_to_the_published_value(self):
+        self.assertEqual(validate.ape(200, 150), 25.0)
+        self.assertEqual(validate.ape(200, 250), 25.0)
+        self.assertEqual(validate.ape(-200, -150), 25.0)
+        self.assertEqual(validate.ape(7, 7), 0.0)
+
+    def test_mdape_is_the_median_and_nan_when_empty(self):
+        self.assertEqual(validate.mdape([1.0, 50.0, 3.0]), 3.0)
+        self.assertEqual(validate.mdape([1.0, 2.0, 3.0, 10.0]), 2.5)
+        self.assertTrue(math.isnan(validate.mdape([])))
+
+    def test_harness_uses_alex_shis_integer_formulas(self):
+        row = harness_row(0, 98765.4, 9.99, op_count=100)
+        row["phase_ns"] = "12345678.9"
+        self.assertEqual(validate.harness(row), (12, 123456, 98765, 9))
+
+    def test_fmt_groups_thousands_with_thin_spaces(self):
+        self.assertEqual(validate.fmt(1234567), "1\u2009234\u2009567")
+        self.assertEqual(validate.fmt(1234.567, 2), "1\u2009234.57")
+        self.assertEqual(validate.fmt(99.6), "100")
+        self.assertEqual(validate.fmt("as is"), "as is")
+        self.assertEqual(validate.fmt(None), "n/a")
+        self.assertEqual(validate.fmt(float("nan")), "n/a")
+
+    def test_pct_and_signed(self):
+        self.assertEqual(validate.pct(12.345), "12.3%")
+        self.assertEqual(validate.pct(5, 0), "5%")
+        self.assertEqual(validate.pct(None), "n/a")
+        self.assertEqual(validate.pct(float("nan")), "n/a")
+        self.assertEqual(validate.signed(-3.21), "-3.2%")
+        self.assertEqual(validate.signed(4, 0), "+4%")
+
+    def test_keystr_joins_tuple_keys_with_slashes(self):
+        self.assertEqual(validate.keystr((2, 12, 8)), "2/12/8")
+        self.assertEqual(validate.keystr(("1G", -1, 24, 512)), "1G/-1/24/512")
+        self.assertEqual(validate.keystr(64), "64")
+        self.assertEqual(validate.keystr("linux-4.19"), "linux-4.19")
+
+
+class TablesTest(ScriptTestCase):
+    def test_table_is_a_markdown_table(self):
+        self.assertEqual(validate.table(["a", "b"], [[1, 2], ["x", "y"]]),
+                         "| a | b |\n|---|---|\n| 1 | 2 |\n| x | y |")
+
+    def test_anchor_matches_githubs_heading_ids(self):
+        s = validate.Section(2, "`tlb_flushall_shift` 2 vs -1 on IvyBridge-EP (Alex Shi, 2013; "
+                                "calibration.md B)", "")
+        self.assertEqual(validate.anchor(s), "2-tlb_flushall_shift-2-vs--1-on-ivybridge-ep-"
+                                             "alex-shi-2013-calibrationmd-b")
+        s = validate.Section(5, "Lazy TLB 'even lazier' (Rik van Riel, 2018; calibration.md C)", "")
+        self.assertEqual(validate.anchor(s),
+                         "5-lazy-tlb-even-lazier-rik-van-riel-2018-calibrationmd-c")
+
+    def test_section_markdown_and_figure(self):
+        s = validate.Section(3, "Title", "short")
+        s.add("\nfirst\n")
+        s.figure("exp3-x", "A caption")
+        text = s.markdown()
+        self.assertTrue(text.startswith("## 3. Title\n\nfirst\n\n![A caption]"
+                                        "(img/validation/exp3-x.png)"))
+        self.assertIn("([SVG](img/validation/exp3-x.svg))", text)
+        self.assertEqual(s.figures, ["exp3-x"])
+
+    @staticmethod
+    def sections():
+        plain = validate.Section(1, "One", "first")
+        plain.mdape, plain.verdict = 11.25, "agrees"
+        custom = validate.Section(2, "Two", "second")
+        custom.mdape, custom.mdape_text, custom.verdict = 3.0, "7.0% ns/call", "knee"
+        claim = validate.Section(3, "Three", "third")
+        claim.mdape_of, claim.verdict = "a claim, no cells", "best shift"
+        return [plain, custom, claim]
+
+    def test_summary_table_prefers_the_text_and_dashes_a_claim(self):
+        lines = validate.summary_table(self.sections()).splitlines()
+        self.assertEqual(lines[2], "| [1](docs/validation.md#1-one) | first | 11.2% | agrees |")
+        self.assertEqual(lines[3], "| [2](docs/validation.md#2-two) | second | 7.0% ns/call | "
+                                   "knee |")
+        self.assertEqual(lines[4], "| [3](docs/validation.md#3-three) | third | "
+                                   "\u2014 (a claim, no cells) | best shift |")
+
+    def test_update_readme_replaces_only_between_the_markers(self):
+        with mock.patch.object(validate, "README", os.path.join(self.tmp, "README.md")):
+            before = f"# x\n\n{validate.README_BEGIN}\n| old |\n{validate.README_END}\n\nafter\n"
+            with open(validate.README, "w") as f:
+                f.write(before)
+            validate.update_readme(self.sections())
+            with open(validate.README) as f:
+                text = f.read()
+        self.assertEqual(text, f"# x\n\n{validate.README_BEGIN}\n"
+                               f"{validate.summary_table(self.sections())}\n"
+                               f"{validate.README_END}\n\nafter\n")
+
+    def test_update_readme_leaves_a_readme_without_markers_or_none(self):
+        readme = os.path.join(self.tmp, "README.md")
+        with mock.patch.object(validate, "README", readme):
+            validate.update_readme(self.sections())
+            self.assertFalse(os.path.exists(readme))
+            with open(readme, "w") as f:
+                f.write("no markers\n")
+            validate.update_readme(self.sections())
+            with open(readme) as f:
+                self.assertEqual(f.read(), "no markers\n")
+
+    def test_write_doc_links_the_summary_to_its_own_sections(self):
+        doc = os.path.join(self.tmp, "validation.md")
+        sections = self.sections()
+        with mock.patch.object(validate, "DOC", doc):
+            validate.write_doc(sections, 42.4, 340, False)
+        with open(doc) as f:
+            text = f.read()
+        self.assertIn("340 tlbsim runs", text)
+        self.assertIn("\n42 s wall", text)
+        self.assertIn("| [1](#1-one) | first |", text)
+        self.assertNotIn("docs/validation.md#", text)
+        self.assertTrue(text.endswith("\n".join(s.markdown() for s in sections)))
+
+
+class RunsTest(unittest.TestCase):
+    def test_argv_and_command(self):
+        run = validate.Run(1, "haswell-i7/linux-4.5", "haswell-i7", "munmap16", "linux-4.5",
+                           ["workload.threads=4", "workload.tail_ms=1"], per_cpu=True)
+        self.assertEqual(run.argv("/bin/tlbsim"), [
+            "/bin/tlbsim", "-T", "haswell-i7", "-w", "munmap16", "-p", "linux-4.5",
+            "--set", "workload.threads=4", "--set", "workload.tail_ms=1",
+            "--per-cpu=" + os.path.join(validate.OUT, "exp1-haswell-i7-linux-4.5-cpus.csv"),
+            "--host-time"])
+        self.assertEqual(run.command(), "tlbsim -T haswell-i7 -w munmap16 -p linux-4.5 "
+                                        "--set workload.threads=4 --set workload.tail_ms=1")
+
+    def test_exp2_halves_the_file_unless_full(self):
+        sets = ["workload.threads=12", "workload.pages_per_munmap=64",
+                "policy.tlb_flushall_shift=-1"]
+        self.assertEqual(validate.exp2_sets(-1, 12, 64, True), sets)
+        self.assertEqual(validate.exp2_sets(-1, 12, 64, False), sets + validate.HALF)
+
+    def test_exp2_runs_the_grid_the_checks_and_the_loop_what_if(self):
+        runs = validate.exp2_runs(False)
+        keys = [validate.keystr(r.key) for r in runs]
+        self.assertEqual(len(keys), len(set(keys)))
+        self.assertEqual(len(runs), 28 + len(validate.CHECK_CELLS) + 10)
+        loops = [r for r in runs if r.key[0] == "loop"]
+        self.assertTrue(all(f"topology.costs.invlpg={validate.LOOP_INVLPG}" in r.sets
+                            for r in loops))
+        self.assertEqual(len(validate.exp2_runs(True)), 28 + 10)
+
+    def test_cost_rank_starts_the_longest_munmap_runs_first(self):
+        def munmap(n, t, size=None):
+            sets = [f"workload.pages_per_munmap={n}", f"workload.threads={t}"]
+            return validate.Run(2, (n, t, size), "m", "munmap", "p",
+                                sets + ([f"workload.file_size={size}"] if size else []))
+        runs = [munmap(512, 12, "512M"), validate.Run(5, "x", "m", "netperf-lazy", "p"),
+                munmap(8, 12, "512M"), munmap(8, 24, "512M"), munmap(8, 24)]
+        order = [r.key for r in sorted(runs, key=validate.cost_rank)]
+        self.assertEqual(order, [(8, 24, None), (8, 24, "512M"), (8, 12, "512M"),
+                                 (512, 12, "512M"), "x"])
+
+    def test_i5_invlpg_is_the_3x_rule(self):
+        self.assertFalse(validate.i5_invlpg(-1, 8))
+        self.assertTrue(validate.i5_invlpg(0, 1024))
+        self.assertFalse(validate.i5_invlpg(0, 1025))
+        self.assertTrue(validate.i5_invlpg(2, 256))
+        self.assertFalse(validate.i5_invlpg(2, 257))
+
+    def test_only_takes_known_experiment_numbers(self):
+        self.assertEqual(validate.experiment_numbers("2,3"), {2, 3})
+        self.assertEqual(validate.experiment_numbers(""), set())
+        for bad in ("8", "0", "x", "2,three"):
+            with self.assertRaises(validate.argparse.ArgumentTypeError):
+                validate.experiment_numbers(bad)
+
+
+class CsvTest(ScriptTestCase):
+    """execute() on a fake tlbsim: how tlbsim's stdout and stderr become rows."""
+
+    RUNS = [validate.Run(2, (-1, 24, 512), "ivybridge-ep-2s", "munmap", "linux-3.11",
+                         validate.exp2_sets(-1, 24, 512, True)),
+            validate.Run(2, "other", "haswell-i7", "munmap16", "linux-4.5")]
+
+    def test_execute_parses_the_csv_and_keeps_the_last_summary_line(self):
+        rows = validate.execute(self.RUNS, self.fake_tlbsim, 2, progress=False)
+        self.assertEqual(sorted(rows), [(2, "-1/24/512"), (2, "other")])
+        cell = rows[(2, "-1/24/512")]
+        self.assertEqual(cell["topology"], "ivybridge-ep-2s")
+        self.assertEqual(cell["sets"], ";".join(validate.exp2_sets(-1, 24, 512, True)))
+        self.assertEqual(float(cell["phase_ns"]) / int(cell["op_count"]), 49228)  # published
+        self.assertEqual(cell["summary"], "fake summary ivybridge-ep-2s")
+        self.assertEqual(rows[(2, "other")]["summary"], "fake summary haswell-i7")
+
+    def test_execute_reports_every_failed_run_and_exits(self):
+        with mock.patch.dict(os.environ, {"FAKE_TLBSIM_FAIL": "1"}):
+            with self.assertRaises(SystemExit) as cm:
+                validate.execute(self.RUNS, self.fake_tlbsim, 2, progress=False)
+        message = str(cm.exception.code)
+        self.assertTrue(message.startswith("validate: runs failed:\n"))
+        self.assertIn(self.RUNS[0].command() + ": exit 2\n"
+                      "tlbsim: ivybridge-ep-2s.json: fake failure", message)
+        self.assertIn(self.RUNS[1].command() + ": exit 2", message)
+
+    def test_write_csv_and_read_csv_round_trip(self):
+        rows = validate.execute(self.RUNS, self.fake_tlbsim, 1, progress=False)
+        with mock.patch.object(validate, "OUT", self.tmp):
+            validate.write_csv("exp2-test", self.RUNS, rows)
+            back = validate.read_csv("exp2-test")
+        with open(os.path.join(self.tmp, "exp2-test.csv")) as f:
+            header = f.readline().rstrip("\r\n").split(",")
+        self.assertEqual(header, ["key", "command", "topology", "workload", "policy", "sets",
+                                  "phase_ns", "op_count", "summary"])
+        self.assertEqual(sorted(back), ["-1/24/512", "other"])
+        self.assertEqual(back["other"]["command"], self.RUNS[1].command())
+        for run in self.RUNS:
+            original = rows[(2, validate.keystr(run.key))]
+            self.assertEqual({k: v for k, v in back[validate.keystr(run.key)].items()
+                              if k not in ("key", "command")}, original)
+
+
+@mock.patch.object(validate, "plot")  # no gnuplot, no files: only the text is checked
+class Exp2Test(unittest.TestCase):
+    """Experiment 2 on rows that reproduce the published tables (or differ in known ways)."""
+
+    def section(self, rows):
+        s = validate.exp2(rows, False)
+        return s, "\n\n".join(s.parts)
+
+    def test_exact_reproduction_scores_zero_and_agrees_everywhere(self, _plot):
+        s, text = self.section(exp2_rows())
+        self.assertEqual(s.mdape, 0.0)
+        helps = published_helps()
+        self.assertEqual(s.verdict, f"shift 2 helps the readers in {helps}/10 cells in tlbsim "
+                                    f"(published {helps}/10); same sign in 10/10 cells for "
+                                    "acc/thread/ms and 10/10 for munmap ns/call; knee at "
+                                    "128/256 as published")
+        self.assertIn("Largest difference 0.00% (within the 2% allowed)", text)
+
+    def test_knee_follows_the_flush_counters(self, _plot):
+        _, text = self.section(exp2_rows())
+        self.assertIn("| 2 | 12 | 128 | 256 |", text)
+        self.assertIn("| -1 | 24 | none | 8 |", text)
+        _, text = self.section(exp2_rows(invlpg_up_to=32))
+        self.assertIn("| 2 | 24 | 32 | 64 |", text)
+
+    def test_opposite_access_rate_effects_disagree_in_direction(self, _plot):
+        rows = exp2_rows()
+        for t in (12, 24):
+            for n in (n for n in validate.NS if n <= 128):
+                a, b = rows[f"2/{t}/{n}"], rows[f"-1/{t}/{n}"]
+                a["accesses_per_thread_ms"], b["accesses_per_thread_ms"] = \
+                    b["accesses_per_thread_ms"], a["accesses_per_thread_ms"]
+        s, _ = self.section(rows)
+        self.assertIn(f"helps the readers in {10 - published_helps()}/10 cells in tlbsim",
+                      s.verdict)
+        self.assertIn("same sign in 0/10 cells for acc/thread/ms and 10/10", s.verdict)
+
+    def test_fitted_cells_are_marked_and_scored_apart(self, _plot):
+        rows = exp2_rows()
+        fitted = calibrate.fitted_cells("ivybridge-ep-2s")
+        for shift, t, n in fitted:  # the fit is 10% off, the held-out cells exact
+            row = rows[validate.keystr((shift, t, n))]
+            row["phase_ns"] = str(float(row["phase_ns"]) * 1.1)
+        s, text = self.section(rows)
+        self.assertNotIn("| fitted |", text)
+        self.assertNotIn("not fitted", s.mdape_text)
+        with mock.patch.dict(validate.FITTED, {"ivybridge-ep-2s": fitted}):
+            s, text = self.section(rows)
+        self.assertEqual(text.count("| fitted |"), len(fitted))
+        self.assertIn("ns/call (0.0% on the 10 cells not fitted), 0.0% ns/access", s.mdape_text)
+        self.assertIn("their MdAPE 10.0% is a fit, not a test", text)
+
+
+@mock.patch.object(validate, "plot")
+class OtherSectionsTest(unittest.TestCase):
+    """Experiments 3, 4 (mmtests), 5 and 7 on rows whose verdict is known."""
+
+    def test_exp3_finds_the_balance_points_and_best_shifts(self, _plot):
+        # INVLPG helps the readers up to 64 pages and the munmap below 50.
+        rows = {}
+        for n in validate.NS:
+            rows[f"0/{n}"] = harness_row(1000 + 10 * n, 1100 if n <= 64 else 900, 5,
+                                         irq_ns=1000, tlb_misses=10)
+            rows[f"-1/{n}"] = harness_row(1500, 1000, 5, irq_ns=1000, tlb_misses=10)
+        rows["check/3/128"] = dict(rows["0/128"], key="check/3/128")
+        rows["check/3/256"] = dict(rows["-1/256"], key="check/3/256")
+        s = validate.exp3(rows)
+        self.assertEqual(s.verdict, "best shift by access rate 4 (excludes the published 1), "
+                                    "by munmap time 5; balance point 64 (access rate) / 32 "
+                                    "(munmap) vs published 256")
+        self.assertIn("identical CSV rows", "\n".join(s.parts))
+        rows["check/3/256"]["irq_ns"] = "1001"
+        self.assertIn("DIFFERENT rows", "\n".join(validate.exp3(rows).parts))
+
+    def test_mmtests_cost_averages_the_harness_integers_or_the_exact_costs(self, _plot):
+        costs = [10.5 + i / 10 for i in range(len(validate.MMTESTS_BANDS))]
+        rows = {validate.keystr(("mm", "m", "k", 2, n)): harness_row(1000, 1000, c)
+                for n, c in zip(validate.MMTESTS_BANDS, costs)}
+        self.assertEqual(validate.mmtests_cost(rows, "m", "k", 2), statistics.mean(
+            int(c) for c in costs))
+        self.assertAlmostEqual(validate.mmtests_cost(rows, "m", "k", 2, exact=True),
+                               statistics.mean(costs))
+
+    def test_exp5_at_the_published_shares_has_no_error(self, _plot):
+        def row(share, switch_mm, atomics):
+            # half of switch_mm time in atomics: the rest is one CR3 write per switch
+            switch_ns = switch_mm * validate.SKX_FLUSH_ALL * 2 / validate.SKX_GHZ
+            return {"phase_ns": str(switch_ns / (48 * share / 100)), "switch_mm_ns": str(switch_ns),
+                    "switch_mm": str(switch_mm), "cpumask_atomics": str(atomics),
+                    "context_switches": "5000", "ipis_sent": "80", "op_count": "360"}
+        s = validate.exp5({"linux-4.19": row(1.9, 5000, 11712), "linux-4.20": row(0.95, 50, 102)})
+        self.assertAlmostEqual(s.mdape, 0.0, places=9)
+        self.assertIn("| switch_mm share of CPU, 4.19 | 1.90% | 1.90% | 0.0% |\n"
+                      "| share of it in cpumask atomics, 4.19 | 50.00% | 50.00% | 0.0% |\n"
+                      "| switch_mm share of CPU, 4.20 ('roughly halved') | 0.95% | 0.95% | 0.0% |",
+                      s.parts[1])
+        self.assertEqual(s.verdict, "direction agrees (4.20 cuts switch_mm time by 50% and "
+                                    "cpumask atomics from 11712 to 102), but far more than "
+                                    "'roughly halved'")
+
+    def test_exp7_at_the_published_figures_has_no_error(self, _plot):
+        rows = {}
+        for policy, share in (("linux-6.14", 40.0), ("linux-6.15", 4.0)):
+            common = {"ipis_sent": "1", "tlbi_broadcasts": "1", "op_ns_mean": "1000"}
+            rows[policy] = dict(common, op_per_sec="527000", op_count="527000",
+                                phase_ns="1000000000")
+            # one task's loop rate that leaves SHARE of the 36 tasks' time to invalidation
+            rows[policy + "/1"] = dict(common, op_per_sec=repr(527000 / (36 * (1 - share / 100))))
+        s = validate.exp7(rows)
+        self.assertAlmostEqual(s.mdape, 0.0, places=9)
+        self.assertEqual(s.parts[1].count("| 0.0% |"), 4)
+        self.assertEqual(s.verdict, "invalidation share falls (40% -> 4%; published 40% -> 4%), "
+                                    "but loops/s rise 1.0x where the published stay at 527k "
+                                    "(LRU lock not modelled)")
+
+
+class ScriptTest(ScriptTestCase):
+    """plots/validate.py run as a program, its outputs in a temporary directory."""
+
+    def test_no_gnuplot_fails_before_running(self):
+        proc = self.run_script("validate.py", "--tlbsim", self.fake_tlbsim,
+                               env={"PATH": self.temporary_directory()})
+        self.assertFailsCleanly(proc, "gnuplot not found (apt-get install gnuplot-nox)")
+
+    def test_unknown_experiment_is_a_usage_error(self):
+        proc = self.run_script("validate.py", "--only", "2,9")
+        self.assertFailsCleanly(proc, "argument --only: not experiment numbers 1-7: 2,9", code=2)
+
+    @unittest.skipUnless(HAS_GNUPLOT, "no gnuplot")
+    def test_missing_tlbsim_fails_before_writing(self):
+        missing = os.path.join(self.tmp, "no-such-tlbsim")
+        proc = self.run_script("validate.py", "--tlbsim", missing)
+        self.assertFailsCleanly(proc, f"no tlbsim at {missing} (build it, or set TLBSIM)")
+        self.assertEqual(self.written_files(), [])
+
+    @unittest.skipUnless(HAS_GNUPLOT, "no gnuplot")
+    def test_reuse_without_csvs_does_not_write_an_empty_report(self):
+        proc = self.run_script("validate.py", "--reuse")
+        self.assertFailsCleanly(proc, "validate: no experiment CSVs in "
+                                      f"{os.path.join(self.tmp, 'plots', 'out')}; run without "
+                                      "--reuse first")
+        self.assertEqual(self.written_files(), [])
+
+    @unittest.skipUnless(HAS_GNUPLOT, "no gnuplot")
+    def test_reuse_of_an_old_csv_names_the_missing_column(self):
+        out = os.path.join(self.tmp, "plots", "out")
+        os.makedirs(out)
+        with open(os.path.join(out, "exp5-lazy-tlb.csv"), "w") as f:
+            f.write("key,command,phase_ns\nlinux-4.19,tlbsim,1000\nlinux-4.20,tlbsim,1000\n")
+        proc = self.run_script("validate.py", "--reuse")
+        self.assertFailsCleanly(proc, f"validate: exp5-lazy-tlb.csv in {out} has no "
+                                      "'switch_mm_ns' (written by an older tlbsim or "
+                                      "validate.py?); rerun with --only 5")
+        self.assertEqual(self.written_files(), ["plots/out/exp5-lazy-tlb.csv"])
+
+
+class EndToEndTest(ScriptTestCase):
+    """Short runs of the real tlbsim through validate.py."""
+
+    def setUp(self):
+        super().setUp()
+        self.tlbsim = real_tlbsim()
+        if not self.tlbsim:
+            self.skipTest("no tlbsim binary (set TLBSIM)")
+
+    def test_harness_agrees_with_tlbsims_own_summary_line(self):
+        run = validate.Run(1, "small", "haswell-i7", "munmap", "linux-4.5",
+                           ["workload.file_size=2M", "workload.threads=4", "workload.tail_ms=1"])
+        row = validate.execute([run], self.tlbsim, 1, progress=False)[(1, "small")]
+        self.assertEqual((row["topology"], row["workload"], row["policy"]),
+                         ("haswell-i7", "munmap", "linux-4.5"))
+        ms, ns_call, acc, cost = validate.harness(row)
+        self.assertEqual(row["summary"], f"munmap use {ms}ms {ns_call}ns/time, memory access "
+                                         f"uses {acc} times/thread/ms, cost {cost}ns/time")
+
+    @unittest.skipUnless(HAS_GNUPLOT, "no gnuplot")
+    def test_experiment_5_writes_its_report_and_reuse_redraws_it(self):
+        readme = os.path.join(self.tmp, "README.md")
+        with open(readme, "w") as f:
+            f.write(f"{validate.README_BEGIN}\n{validate.README_END}\n")
+        proc = self.run_script("validate.py", "--tlbsim", self.tlbsim, "--only", "5")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("validate: no exp1-smt-dedup.csv yet, section left out", proc.stderr)
+        self.assertEqual(self.written_files(), [
+            "README.md", "docs/img/validation/exp5-lazy-tlb.png",
+            "docs/img/validation/exp5-lazy-tlb.svg", "docs/validation.md",
+            "plots/out/exp5-lazy-tlb-d.dat", "plots/out/exp5-lazy-tlb.csv"])
+        with mock.patch.object(validate, "OUT", os.path.join(self.tmp, "plots", "out")):
+            rows = validate.read_csv("exp5-lazy-tlb")
+        self.assertEqual(sorted(rows), ["linux-4.19", "linux-4.20"])
+        self.assertEqual(rows["linux-4.20"]["command"],
+                         "tlbsim -T skylake-sp-2s-48 -w netperf-lazy -p linux-4.20")
+        with open(readme) as f:
+            self.assertIn("| [5](docs/validation.md#5-lazy-tlb-even-lazier-rik-van-riel-2018-"
+                          "calibrationmd-c) | lazy TLB 4.19 vs 4.20", f.read())
+        with open(os.path.join(self.tmp, "docs", "img", "validation", "exp5-lazy-tlb.svg")) as f:
+            self.assertNotIn(self.tmp, f.read())  # gnuplot's paths made relative
+        report = self.report_body()
+        self.assertIn("## 5. Lazy TLB 'even lazier'", report)
+
+        proc = self.run_script("validate.py", "--reuse")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(self.report_body(), report)
+
+    def report_body(self):
+        """docs/validation.md from its summary on (the head has the run's wall time)."""
+        with open(os.path.join(self.tmp, "docs", "validation.md")) as f:
+            text = f.read()
+        return text[text.index("## Summary"):]
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
