@@ -637,6 +637,13 @@ def exp2(rows, full):
           "N = 128 and 256 (44421 -> 27384 at T = 12), where both shifts flush whole and the "
           "two tables meet.")
 
+    def knee_verdict(*found):
+        """What the shift-2 runs show around the published knee (128 INVLPG, 256 whole)."""
+        if all(k == (128, 256) for k in found):
+            return "knee at 128/256 as published"
+        return ("knee at " + " and ".join(f"{a or 'none'}/{b or 'none'}" for a, b in found)
+                + " (published 128/256)")
+
     # Direction per cell, below the knee where the policies differ.
     drs, agree_acc, agree_call, cells = [], 0, 0, 0
     for t in (12, 24):
@@ -664,7 +671,7 @@ def exp2(rows, full):
                  f"/{cells} cells in tlbsim (published "
                  f"{sum(1 for r in drs if r[2].startswith('+'))}/{cells}); same sign in "
                  f"{agree_acc}/{cells} cells for acc/thread/ms and {agree_call}/{cells} for "
-                 f"munmap ns/call; knee at 128/256 as published")
+                 f"munmap ns/call; {knee_verdict(kn[(2, 12)], kn[(2, 24)])}")
     s.add(f"Verdict: {s.verdict}.")
     def gains(t):
         return ", ".join(r[3] for r in drs if r[0] == str(t) or r[0] == t)

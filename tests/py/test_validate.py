@@ -284,8 +284,10 @@ class Exp2Test(unittest.TestCase):
         _, text = self.section(exp2_rows())
         self.assertIn("| 2 | 12 | 128 | 256 |", text)
         self.assertIn("| -1 | 24 | none | 8 |", text)
-        _, text = self.section(exp2_rows(invlpg_up_to=32))
+        s, text = self.section(exp2_rows(invlpg_up_to=32))
         self.assertIn("| 2 | 24 | 32 | 64 |", text)
+        self.assertTrue(s.verdict.endswith("knee at 32/64 and 32/64 (published 128/256)"),
+                        s.verdict)
 
     def test_opposite_access_rate_effects_disagree_in_direction(self, _plot):
         rows = exp2_rows()
