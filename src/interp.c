@@ -192,7 +192,24 @@ static void populate_region(struct interp *ip, unsigned index)
 	}
 }
 
-static void layout(struct interp *ip)
+/*
+ * Where a region's mapping starts, relative to its 2 MiB aligned slot.  Under
+ * ASLR mmap() places a mapping below a randomized base at page granularity,
+ * so which chunks straddle a 2 MiB boundary, and so which munmap frees a
+ * page-table page and how far pte_free_tlb() widens its flush, changes from
+ * run to run; the seed picks one such run.
+ */
+static uint64_t region_offset(const struct region *r, unsigned index, uint64_t seed)
+{
+	if (r->placement == PLACEMENT_ALIGNED)
+		return 0;
+	struct rng rng;
+	rng_seed_stream(&rng, seed, INTERP_LAYOUT_STREAM + index);
+	uint64_t page = page_size_bytes(r->page_size);
+	return rng_below(&rng, REGION_ALIGN / page) * page;
+}
+
+static void layout(struct interp *ip, uint64_t seed)
 {
 	const struct workload *w = ip->w;
 	uint64_t *cursor = g_new(uint64_t, ip->nr_mms);
@@ -202,7 +219,7 @@ static void layout(struct interp *ip)
 	for (unsigned i = 0; i < w->nr_regions; i++) {
 		const struct region *r = &w->regions[i];
 		struct mm *mm = ip->mms[r->mm];
-		uint64_t base = cursor[r->mm];
+		uint64_t base = cursor[r->mm] + region_offset(r, i, seed);
 		ip->regions[i].base = base;
 		ip->regions[i].vmas = g_new(struct vma *, r->chunks);
 		/* Chunks are mmap()ed one after another, and mmap places each new
@@ -854,7 +871,7 @@ struct interp *interp_new(struct kernel *k, const struct workload *workload, con
 	for (unsigned p = 0; p < workload->nr_phases; p++)
 		ip->results.phase_begin[p] = UINT64_MAX;
 	ip->results.op_cycles = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	layout(ip);
+	layout(ip, seed);
 	if (!create_tasks(ip, file, seed, error)) {
 		interp_free(ip);
 		return NULL;

@@ -47,11 +47,12 @@ static const char *const workload_keys[] = {"name",    "description", "imitates"
 					     "tasks",   "report",      NULL};
 static const char *const region_keys[] = {"name",	 "comment", "process", "size",
 					  "chunks",	 "chunk_size", "page_size", "hugetlb",
-					  "populate", NULL};
+					  "populate", "placement", NULL};
 static const char *const task_keys[] = {"name", "comment", "count", "cpu", "process", "program",
 					NULL};
 static const char *const report_keys[] = {"op", "phase", "summary", "comment", NULL};
 static const char *const populate_names[] = {"none", "first", "all", NULL};
+static const char *const placement_names[] = {"aligned", "aslr", NULL};
 
 /* Placeholders a summary template may use (filled by report.c). */
 static const char *const summary_fields[] = {
@@ -348,6 +349,7 @@ static bool parse_region(const struct config_node *node, struct workload *w,
 {
 	struct scope scope = {.w = w};
 	int populate = POPULATE_NONE;
+	int placement = PLACEMENT_ALIGNED;
 	char *page_size = NULL;
 	bool hugetlb = false;
 	struct expr *size = NULL, *chunks = NULL, *chunk_size = NULL;
@@ -359,6 +361,7 @@ static bool parse_region(const struct config_node *node, struct workload *w,
 	    !config_get_string(node, "page_size", false, &page_size, error) ||
 	    !config_get_bool(node, "hugetlb", false, &hugetlb, error) ||
 	    !config_get_enum(node, "populate", false, populate_names, &populate, error) ||
+	    !config_get_enum(node, "placement", false, placement_names, &placement, error) ||
 	    !read_expr(node, "size", false, &scope, &size, error) ||
 	    !read_expr(node, "chunks", false, &scope, &chunks, error) ||
 	    !read_expr(node, "chunk_size", false, &scope, &chunk_size, error))
@@ -380,6 +383,15 @@ static bool parse_region(const struct config_node *node, struct workload *w,
 			goto out;
 		}
 		r->page_size = (enum page_size)ps;
+	}
+	r->placement = (enum region_placement)placement;
+	if (r->placement == PLACEMENT_ASLR && r->page_size != PS_4K) {
+		/* The kernel aligns hugetlb mappings, and a THP region is modelled
+		 * as huge pages throughout, which needs alignment too. */
+		struct config_node child = config_child(node, "placement");
+		config_set_error(error, &child,
+				 "\"aslr\" needs 4K pages: a 2M region is always 2 MiB aligned");
+		goto out;
 	}
 	uint64_t unit = page_size_bytes(r->page_size);
 	int64_t v = 0;

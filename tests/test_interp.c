@@ -3,9 +3,13 @@
  * accesses ahead of the event queue (with SMT siblings merged inline) gives
  * exactly the result of stepping one access per event.
  */
+#include <unistd.h>
 #include <criterion/criterion.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include "tlbsim/inputs.h"
+#include "tlbsim/interp.h"
+#include "tlbsim/rng.h"
 #include "tlbsim/sim.h"
 
 static struct sim_result *run(const struct inputs *in, bool run_ahead, uint64_t seed)
@@ -102,4 +106,88 @@ Test(interp, seeds_pick_different_pages)
 	sim_result_free(a);
 	sim_result_free(b);
 	inputs_clear(&in);
+}
+
+/*
+ * Placement "aslr": 8 chunks of 64 pages (one 2 MiB span in all), unmapped
+ * from the top down under linux-4.5 (ceiling 33).  Aligned, each munmap
+ * flushes its one present page.  At an offset of o pages into a span, the
+ * chunk across the span boundary frees the upper page-table page, and
+ * pte_free_tlb() widens its range to the boundary (65 - o % 64 pages); the
+ * lowest chunk frees the lower one, widened down to that span's start
+ * (o + 1 pages); when the lowest chunk is the one across, it frees both (513
+ * pages).  Ranges over 33 pages are flushed whole.
+ */
+static const char aslr_chunks[] =
+	"{\"name\": \"aslr\", \"regions\": [{\"name\": \"small\", \"chunks\": 8, "
+	"\"chunk_size\": \"256K\", \"populate\": \"first\", \"placement\": \"%s\"}], "
+	"\"tasks\": [{\"name\": \"main\", \"program\": [{\"op\": \"loop\", \"count\": 8, "
+	"\"var\": \"i\", \"body\": [{\"op\": \"munmap\", \"region\": \"small\", "
+	"\"chunk\": \"$i\"}]}]}]}";
+
+static struct sim_result *run_chunks(const char *placement, uint64_t seed)
+{
+	char *path = NULL;
+	int fd = g_file_open_tmp("tlbsim-aslr-XXXXXX.json", &path, NULL);
+	cr_assert_geq(fd, 0);
+	char *json = g_strdup_printf(aslr_chunks, placement);
+	cr_assert(g_file_set_contents(path, json, -1, NULL));
+	close(fd);
+	struct inputs in;
+	load(&in, TLBSIM_TEST_DATA "/tiny-2cpu.json", path, "linux-4.5", NULL);
+	struct sim_result *r = run(&in, true, seed);
+	inputs_clear(&in);
+	g_unlink(path);
+	g_free(path);
+	g_free(json);
+	return r;
+}
+
+static void add_range(uint64_t pages, uint64_t *whole, uint64_t *one)
+{
+	if (pages > 33)
+		(*whole)++;
+	else
+		*one += pages;
+}
+
+Test(interp, aslr_placement_decides_which_munmaps_flush_whole)
+{
+	unsigned offsets_seen = 0, whole_seen[3] = {0};
+	for (uint64_t seed = 1; seed <= 24; seed++) {
+		struct rng rng;
+		rng_seed_stream(&rng, seed, INTERP_LAYOUT_STREAM + 0);
+		uint64_t o = rng_below(&rng, 512);
+		uint64_t whole = 0, one = 0;
+		if (o == 0) {
+			one = 8; /* one span: only the lowest chunk frees a table, at itself */
+		} else if (o > 448) {
+			add_range(513, &whole, &one); /* the lowest chunk is across: both tables */
+			one += 7;
+		} else {
+			add_range(o % 64 ? 65 - o % 64 : 1, &whole, &one);
+			add_range(o + 1, &whole, &one);
+			one += 6;
+		}
+		struct sim_result *r = run_chunks("aslr", seed);
+		cr_expect_eq(r->total.nr_tlb_local_flush_all, whole, "seed %lu, offset %lu pages",
+			     (unsigned long)seed, (unsigned long)o);
+		cr_expect_eq(r->total.nr_tlb_local_flush_one, one, "seed %lu, offset %lu pages",
+			     (unsigned long)seed, (unsigned long)o);
+		struct sim_result *again = run_chunks("aslr", seed);
+		assert_same(r, again);
+		offsets_seen += o != 0;
+		whole_seen[whole]++;
+		sim_result_free(again);
+		sim_result_free(r);
+
+		struct sim_result *aligned = run_chunks("aligned", seed);
+		cr_expect_eq(aligned->total.nr_tlb_local_flush_all, 0);
+		cr_expect_eq(aligned->total.nr_tlb_local_flush_one, 8);
+		sim_result_free(aligned);
+	}
+	/* The seeds must exercise both outcomes, or the test proves little. */
+	cr_assert_gt(offsets_seen, 20);
+	cr_assert_gt(whole_seen[1], 0);
+	cr_assert_gt(whole_seen[2], 0);
 }

@@ -337,6 +337,8 @@ Test(workload_ops, header_params_processes_regions)
 	cr_expect_eq(r[0].chunks, 1);
 	cr_expect_eq(r[0].chunk_bytes, 65536);
 	cr_expect_eq(r[0].populate, POPULATE_ALL);
+	cr_expect_eq(r[0].placement, PLACEMENT_ALIGNED);
+	cr_expect_eq(r[1].placement, PLACEMENT_ASLR);
 	cr_expect_eq(r[1].chunks, 4);
 	cr_expect_eq(r[1].chunk_bytes, 8192);
 	cr_expect_eq(r[1].populate, POPULATE_FIRST);
@@ -842,6 +844,13 @@ Test(workload_errors, region_keys_and_names)
 	expect_regions_error("{\"name\": \"r\", \"size\": 4096, \"populate\": \"al\"}",
 			     "t.json: $.regions[0].populate: expected one of \"none\", \"first\", "
 			     "\"all\", got \"al\" (did you mean \"all\"?)");
+	expect_regions_error("{\"name\": \"r\", \"size\": 4096, \"placement\": \"random\"}",
+			     "t.json: $.regions[0].placement: expected one of \"aligned\", \"aslr\", "
+			     "got \"random\"");
+	expect_regions_error("{\"name\": \"r\", \"size\": \"4M\", \"page_size\": \"2M\", "
+			     "\"placement\": \"aslr\"}",
+			     "t.json: $.regions[0].placement: \"aslr\" needs 4K pages: a 2M region "
+			     "is always 2 MiB aligned");
 	expect_regions_error("{\"name\": \"r\", \"size\": 4096}, {\"name\": \"r\", \"size\": 8192}",
 			     "t.json: $.regions[1]: duplicate region name \"r\"");
 }

@@ -15,6 +15,10 @@
 
 struct interp;
 
+/* Region i's placement offset ("placement": "aslr") is drawn from stream
+ * INTERP_LAYOUT_STREAM + i of the run's seed (rng.h), apart from the tasks'. */
+#define INTERP_LAYOUT_STREAM (UINT64_C(1) << 32)
+
 struct interp_results {
 	unsigned nr_phases;
 	uint64_t *phase_begin; /* cycles; first begin of each phase */

@@ -34,6 +34,10 @@ enum op_kind {
 };
 
 enum region_populate { POPULATE_NONE, POPULATE_FIRST, POPULATE_ALL };
+/* Where the region's mapping starts: on a 2 MiB boundary, or where mmap()
+ * puts it under address-space randomization, a random number of pages into a
+ * 2 MiB span (drawn from the run's seed). */
+enum region_placement { PLACEMENT_ALIGNED, PLACEMENT_ASLR };
 
 struct op {
 	enum op_kind kind;
@@ -67,6 +71,7 @@ struct region {
 	enum page_size page_size;
 	bool hugetlb;
 	enum region_populate populate;
+	enum region_placement placement;
 	uint64_t chunks;       /* VMAs in the region (1 for a plain region) */
 	uint64_t chunk_bytes;  /* size of each */
 };
