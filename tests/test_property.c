@@ -357,8 +357,10 @@ static void append_regions(struct gen *g, GString *s)
 					       reg->chunks, reg->chunk_pages);
 		else
 			g_string_append_printf(s, "\"size\": %u", reg->chunk_pages * 4096);
-		g_string_append_printf(s, ", \"populate\": \"%s\"}%s\n",
+		/* Unaligned regions straddle 2 MiB boundaries: tables freed mid-run. */
+		g_string_append_printf(s, ", \"populate\": \"%s\", \"placement\": \"%s\"}%s\n",
 				       populate_names[rng_below(&g->rng, 3)],
+				       chance(g, 50) ? "aslr" : "aligned",
 				       r + 1 < g->nr_regions ? "," : "");
 	}
 	g_string_append(s, " ],\n");
