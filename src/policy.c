@@ -61,6 +61,7 @@ static const char *const policy_keys[] = {
 	"lazy_table_free_ipi",
 	"concurrent_local_flush",
 	"invlpgb",
+	"lru_add_drain_on_free",
 	"reclaim_flush",
 	"riscv_flush_all_threshold",
 	"arm64_max_tlbi_ops",
@@ -189,6 +190,8 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	    !policy_read_bool(&root, "concurrent_local_flush", false,
 			      &policy->concurrent_local_flush, error) ||
 	    !policy_read_bool(&root, "invlpgb", false, &policy->invlpgb, error) ||
+	    !policy_read_bool(&root, "lru_add_drain_on_free", true,
+			      &policy->lru_add_drain_on_free, error) ||
 	    !config_get_u64(&root, "riscv_flush_all_threshold", false, 0, 1u << 20,
 			    &riscv_threshold, error) ||
 	    !config_get_u64(&root, "arm64_max_tlbi_ops", false, 1, 1u << 20, &max_tlbi, error))

@@ -199,6 +199,10 @@ static void col_local_flush_ns(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, cycles_to_ps(c->r->total.local_flush_cycles, c->f->mhz));
 }
+static void col_lru_lock_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.lru_lock_cycles, c->f->mhz));
+}
 static void col_switch_mm_ns(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, cycles_to_ps(c->r->total.switch_mm_cycles, c->f->mhz));
@@ -266,6 +270,8 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(tlbi_broadcasts) \
 	X(sbi_rfences) \
 	X(pages_reclaimed) \
+	X(lru_lock_acquisitions) \
+	X(lru_lock_ns) \
 	X(syscalls) \
 	X(events) \
 	X(host_seconds)

@@ -8,6 +8,7 @@
 #include "tlbsim/sched.h"
 #include "tlbsim/sim.h"
 #include "tlbsim/smp.h"
+#include "tlbsim/swap.h"
 #include "tlbsim/timeseries.h"
 #include "tlbsim/tlbflush.h"
 #include "tlbsim/trace.h"
@@ -168,6 +169,7 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 	k.init_mm = mm_new(0, k.machine->nr_cpus);
 	sched_new(&k);
 	smp_new(&k);
+	lru_new(&k);
 	tlbflush_init(&k);
 
 	struct interp *ip = interp_new(&k, input->workload, input->workload_file, input->seed,
@@ -221,6 +223,7 @@ out_free_kernel:
 	kernel_free_inflight(&k);
 	timeseries_free(series);
 	trace_free(k.trace);
+	lru_free(k.lru);
 	smp_free(k.smp);
 	sched_free(k.sched);
 	mm_free(k.init_mm);

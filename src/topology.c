@@ -14,7 +14,7 @@
  *     "costs": {"page_walk", "invlpg", "flush_all", "ipi_send",
  *               "ipi_latency": {"smt", "socket", "remote"}, "irq_entry", "irq_exit",
  *               "line_transfer": {"self", "smt", "socket", "remote"},
- *               "context_switch", "syscall", "page_fault", "vma_op", "pte_op",
+ *               "context_switch", "syscall", "page_fault", "vma_op", "pte_op", "lru_page",
  *               "broadcast_issue", "broadcast_sync", "sbi_call"} }
  *
  * Notes:
@@ -131,6 +131,7 @@ static const struct cost_field {
     {"page_fault", offsetof(struct topology_costs, page_fault)},
     {"vma_op", offsetof(struct topology_costs, vma_op)},
     {"pte_op", offsetof(struct topology_costs, pte_op)},
+    {"lru_page", offsetof(struct topology_costs, lru_page)},
     {"broadcast_issue", offsetof(struct topology_costs, broadcast_issue)},
     {"broadcast_sync", offsetof(struct topology_costs, broadcast_sync)},
     {"sbi_call", offsetof(struct topology_costs, sbi_call)},

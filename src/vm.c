@@ -6,14 +6,16 @@
  * page-table pages widen it; 3.x: the whole unmapped range, policy knob
  * munmap_flush_range), free_pgtables() freeing PTE pages whose 2 MiB span has
  * no VMA left, one flush_tlb_mm_range() at tlb_finish_mmu(), and the commit of
- * the changed PTEs when the call returns.
+ * the changed PTEs when the call returns; the pages a zap freed leave the LRU
+ * after the flush, and a fault's new page joins it (swap.c).
  * Simplifies: page-table changes are applied at the call's start time, the
- * flush at its computed time; freeing pages costs nothing beyond vma_op.
+ * flush at its computed time.
  * Invariant: every PTE this call changed is committed exactly when it returns.
  */
 #include <glib.h>
 #include "tlbsim/rmap.h"
 #include "tlbsim/sched.h"
+#include "tlbsim/swap.h"
 #include "tlbsim/tlbflush.h"
 #include "tlbsim/trace.h"
 #include "tlbsim/vm.h"
@@ -68,6 +70,7 @@ struct vm_call {
 	uint32_t gen_lo, gen_hi; /* the PTE generations its changes allocated */
 	uint64_t unmapped_pages; /* lowered from total_vm after the flush */
 	uint64_t freed_start, freed_end; /* PTE pages freed: spans [start, end] (bytes) */
+	uint64_t freed_pages;    /* present PTEs zapped: pages freed after the flush */
 	bool freed_tables;
 	struct kcont done;
 };
@@ -114,6 +117,11 @@ static void vm_return_event(void *target, uint64_t time)
  */
 static void vm_flushed(struct kernel *k, void *ctx, uint64_t time)
 {
+	struct vm_call *call = ctx;
+	/* tlb_finish_mmu() frees the zapped pages only now, after the flush;
+	 * hugetlb pages never were on the LRU. */
+	if (!call->vma->hugetlb)
+		time += lru_free_pages(k, call->cpu, call->freed_pages, time);
 	/* A global effect lands no sooner than the lookahead after the event
 	 * that causes it (machine.h): the last acknowledgement may come from
 	 * the caller's SMT sibling, a shorter transfer than that. */
@@ -122,14 +130,17 @@ static void vm_flushed(struct kernel *k, void *ctx, uint64_t time)
 	engine_schedule(k->engine, at, LANE_GLOBAL, vm_return_event, ctx, at);
 }
 
-/* zap_pte_range(): clear [start, end) of @vma into @tlb; returns the cycles. */
+/* zap_pte_range(): clear [start, end) of @vma into @tlb, counting the pages
+ * it will free into *@freed; returns the cycles. */
 static uint64_t zap_ptes(struct kernel *k, struct mm *mm, struct vma *vma, uint64_t start,
-			 uint64_t end, struct mmu_gather *tlb)
+			 uint64_t end, struct mmu_gather *tlb, uint64_t *freed)
 {
 	uint64_t size = page_size_bytes(vma->page_size);
 	for (uint64_t addr = start; addr < end; addr += size)
-		if (mm_zap_pte(mm, vma, addr))
+		if (mm_zap_pte(mm, vma, addr)) {
 			tlb_adjust_range(tlb, addr, addr + size);
+			(*freed)++;
+		}
 	return (end - start) / size * k->machine->topology->costs.pte_op;
 }
 
@@ -147,7 +158,8 @@ static void vm_gathered_range(const struct kernel *k, const struct vm_call *call
 
 static uint64_t vm_munmap_apply(struct vm_call *call, struct mmu_gather *tlb)
 {
-	uint64_t cycles = zap_ptes(call->k, call->mm, call->vma, call->start, call->end, tlb);
+	uint64_t cycles = zap_ptes(call->k, call->mm, call->vma, call->start, call->end, tlb,
+				   &call->freed_pages);
 	uint64_t freed_start = 0, freed_end = 0;
 	if (mm_unmap_vma(call->mm, call->vma, &freed_start, &freed_end) > 0) {
 		/* pte_free_tlb(): each freed table widens the range by a page at
@@ -219,7 +231,8 @@ static void vm_apply_event(void *target, uint64_t unused)
 		t += vm_mprotect_apply(call, &tlb);
 		break;
 	case VM_DONTNEED:
-		t += zap_ptes(k, call->mm, call->vma, call->start, call->end, &tlb);
+		t += zap_ptes(k, call->mm, call->vma, call->start, call->end, &tlb,
+			      &call->freed_pages);
 		break;
 	case VM_PAGEOUT: {
 		struct kcont flushed = {.fn = vm_flushed, .ctx = call};
@@ -234,8 +247,11 @@ static void vm_apply_event(void *target, uint64_t unused)
 		/* Another CPU's fault may have mapped it first: nothing to do
 		 * then but fill (a spurious fault). */
 		struct pte *pte = vma_pte(call->vma, call->addr);
-		if (!pte->present)
+		if (!pte->present) {
 			mm_populate(call->mm, call->vma, call->addr, call->vma->writable);
+			if (!call->vma->hugetlb) /* a new page joins the LRU */
+				t += lru_add_page(k, call->cpu, t);
+		}
 		else if (call->vma->writable)
 			pte->writable = true; /* do_wp_page() reusing the only mapping */
 		machine_fill(k->machine, call->cpu, call->cpu->loaded_asid, call->vma, call->addr);

@@ -330,6 +330,7 @@ static const char *const milli_columns[] = {
     "switch_mm_ns",
     "local_flush_ns",
     "walk_wait_ns",
+    "lru_lock_ns",
     NULL,
 };
 static const char *const text_columns[] = {"topology", "workload", "policy", "op", NULL};

@@ -37,7 +37,7 @@ static const char BASE_TOPOLOGY[] =
     "  \"irq_entry\": 300, \"irq_exit\": 300,"
     "  \"line_transfer\": {\"self\": 20, \"smt\": 40, \"socket\": 100, \"remote\": 300},"
     "  \"context_switch\": 2000, \"syscall\": 150, \"page_fault\": 1500, \"vma_op\": 3000,"
-    "  \"pte_op\": 10, \"broadcast_issue\": 0, \"broadcast_sync\": 0, \"sbi_call\": 0}}";
+    "  \"pte_op\": 10, \"lru_page\": 40, \"broadcast_issue\": 0, \"broadcast_sync\": 0, \"sbi_call\": 0}}";
 
 /* Indexes into topology->tlbs / cpu->tlbs. */
 enum { T_L1D, T_L1D_2M, T_STLB };

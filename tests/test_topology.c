@@ -111,6 +111,7 @@ Test(topology_haswell, loads_with_expected_values)
 	cr_expect_eq(c->page_fault, 1500);
 	cr_expect_eq(c->vma_op, 3000);
 	cr_expect_eq(c->pte_op, 10);
+	cr_expect_eq(c->lru_page, 40);
 	topology_free(t);
 }
 
@@ -749,6 +750,7 @@ static const char *const cost_paths[] = {
     "page_fault",
     "vma_op",
     "pte_op",
+    "lru_page",
     "broadcast_issue",
     "broadcast_sync",
     "sbi_call",

@@ -42,6 +42,8 @@
 	X(tlbi_broadcasts)               /* broadcast invalidations issued (TLBI IS, INVLPGB) */   \
 	X(sbi_rfences)                   /* SBI remote-fence calls into firmware */                \
 	X(pages_reclaimed)               /* PTEs unmapped by reclaim (MADV_PAGEOUT) */             \
+	X(lru_lock_acquisitions)         /* LRU lock taken (batch drains, page frees) */           \
+	X(lru_lock_cycles)               /* cycles waiting for and holding the LRU lock */         \
 	X(syscalls)                      /* munmap/mprotect/madvise calls */
 
 struct counters {

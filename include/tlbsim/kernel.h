@@ -12,6 +12,7 @@
 #include "tlbsim/mm.h"
 #include "tlbsim/policy.h"
 
+struct lru;
 struct sched;
 struct smp;
 struct trace;
@@ -22,6 +23,7 @@ struct kernel {
 	const struct policy *policy;
 	struct sched *sched;
 	struct smp *smp;
+	struct lru *lru;
 	struct mm *init_mm; /* swapper_pg_dir: no user mappings */
 	GHashTable *inflight; /* see kernel_alloc() */
 	struct trace *trace;  /* NULL: tracing off (trace.h); owned by sim.c */

@@ -144,6 +144,7 @@ struct policy {
 	bool lazy_table_free_ipi;    /* lazier eras: IPI lazy CPUs when tables were freed */
 	bool concurrent_local_flush; /* 5.13+: local flush overlaps the remote ones */
 	bool invlpgb;                /* 6.15+: broadcast flushes for mms with a global ASID */
+	bool lru_add_drain_on_free;  /* before 6.15: freeing pages drains the LRU batch first */
 	unsigned riscv_flush_all_threshold; /* tlb_flush_all_threshold, pages */
 	unsigned arm64_max_tlbi_ops;        /* MAX_TLBI_OPS: more strides => flush the ASID */
 	struct sched_params sched;

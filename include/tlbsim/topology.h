@@ -78,6 +78,7 @@ struct topology_costs {
 	uint64_t page_fault;     /* anonymous fault handling, without the page walk */
 	uint64_t vma_op;         /* find, split, merge or remove one VMA (munmap/mprotect/madvise) */
 	uint64_t pte_op;         /* visit one PTE in zap_pte_range / change_pte_range */
+	uint64_t lru_page;       /* one page's LRU list work under the held LRU lock */
 	uint64_t broadcast_issue; /* issue one broadcast invalidation (TLBI ...IS, INVLPGB) */
 	uint64_t broadcast_sync;  /* DSB ISH / TLBSYNC: until every TLB has done them */
 	uint64_t sbi_call;        /* ecall into SBI firmware and back, without its IPIs */

@@ -1,0 +1,96 @@
+/*
+ * The LRU's per-CPU add batches and lock (src/swap.c), counted and timed by
+ * hand on tiny-2cpu: tasks fault pages in and give them back with
+ * MADV_DONTNEED, as will-it-scale's tlb_flush2 does.
+ */
+#include <criterion/criterion.h>
+#include <glib.h>
+#include "support.h"
+
+/* @tasks tasks (task t on cpu t) each fault in @pages pages of their own
+ * chunk one by one, freeing each right after (@dontneed) or never. */
+static char *fault_loop(unsigned tasks, unsigned pages, bool dontneed)
+{
+	return g_strdup_printf(
+	    "{\"name\": \"lru\", \"regions\": [{\"name\": \"heap\", \"chunks\": %u, "
+	    "\"chunk_size\": \"%u * 4K\"}],"
+	    " \"tasks\": [{\"name\": \"t\", \"count\": %u, \"cpu\": \"$thread\", \"program\": ["
+	    "  {\"op\": \"loop\", \"count\": %u, \"var\": \"i\", \"body\": ["
+	    "    {\"op\": \"access\", \"region\": \"heap\", \"chunk\": \"$thread\","
+	    "     \"pattern\": \"sequential\", \"first\": \"$i\", \"pages\": 1, \"rounds\": 1,"
+	    "     \"write\": 1, \"cycles\": 10}%s]}]}]}",
+	    tasks, pages, tasks, pages,
+	    dontneed ? ", {\"op\": \"madvise\", \"region\": \"heap\", \"chunk\": \"$thread\","
+		       " \"advice\": \"dontneed\", \"first\": \"$i\", \"pages\": 1}"
+		     : "");
+}
+
+static struct support_run run(unsigned tasks, unsigned pages, bool dontneed, bool drain)
+{
+	const char *const sets[] = {drain ? "lru_add_drain_on_free=true"
+					  : "lru_add_drain_on_free=false",
+				    NULL};
+	char *w = fault_loop(tasks, pages, dontneed);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", sets, w);
+	g_free(w);
+	return r;
+}
+
+/* A batch drains when its 15th page comes in, and not before. */
+Test(swap, new_pages_reach_the_lock_fifteen_at_a_time)
+{
+	unsigned pages[] = {14, 15, 30, 44};
+	uint64_t drains[] = {0, 1, 2, 2};
+	for (unsigned i = 0; i < G_N_ELEMENTS(pages); i++) {
+		struct support_run r = run(1, pages[i], false, true);
+		cr_expect_eq(CPU(r, 0, page_faults), pages[i]);
+		cr_expect_eq(CPU(r, 0, lru_lock_acquisitions), drains[i], "%u pages", pages[i]);
+		/* Alone, the lock and the list are this CPU's lines: self transfers
+		 * (20 each) and lru_page (40) for each of the 15 pages. */
+		cr_expect_eq(CPU(r, 0, lru_lock_cycles), drains[i] * (20 + 20 + 15 * 40));
+		support_run_free(&r);
+	}
+}
+
+/*
+ * Before 6.15 every free drains the batch first: a fault-and-free loop takes
+ * the lock twice per page (the page onto the list, then off it), 80 cycles
+ * each alone.  Without the drain the freed page stays in the batch until it
+ * fills: the 15th fault drains the batch (its 15 pages on, the 14 freed ones
+ * off again) and that page, now on the list, takes the lock once more when
+ * freed: two acquisitions per 15 pages.
+ */
+Test(swap, free_drains_the_batch_before_6_15_only)
+{
+	struct support_run r = run(1, 10, true, true);
+	cr_expect_eq(CPU(r, 0, page_faults), 10);
+	cr_expect_eq(CPU(r, 0, lru_lock_acquisitions), 20);
+	cr_expect_eq(CPU(r, 0, lru_lock_cycles), 20 * 80);
+	support_run_free(&r);
+
+	r = run(1, 10, true, false);
+	cr_expect_eq(CPU(r, 0, lru_lock_acquisitions), 0);
+	support_run_free(&r);
+
+	r = run(1, 30, true, false);
+	cr_expect_eq(CPU(r, 0, lru_lock_acquisitions), 4);
+	cr_expect_eq(CPU(r, 0, lru_lock_cycles), 2 * (20 + 20 + 29 * 40) + 2 * 80);
+	support_run_free(&r);
+}
+
+/* Two CPUs on the lock: each holder gets it a socket transfer (100) after
+ * the other's release, and the list's lines too, so the same work costs
+ * more than twice one CPU's, and sometimes waits for the holder. */
+Test(swap, the_lock_is_a_contended_line)
+{
+	struct support_run one = run(1, 40, true, true);
+	struct support_run two = run(2, 40, true, true);
+	for (unsigned c = 0; c < 2; c++)
+		cr_expect_eq(CPU(two, c, lru_lock_acquisitions), 80, "cpu %u", c);
+	uint64_t both = CPU(two, 0, lru_lock_cycles) + CPU(two, 1, lru_lock_cycles);
+	cr_expect_gt(both, 2 * CPU(one, 0, lru_lock_cycles) + 2 * 80 * (100 - 20),
+		     "%lu cycles for two CPUs, %lu for one", (unsigned long)both,
+		     (unsigned long)CPU(one, 0, lru_lock_cycles));
+	support_run_free(&one);
+	support_run_free(&two);
+}
