@@ -65,9 +65,14 @@ struct access_state {
 	uint64_t quiet_epoch;
 };
 
+struct flag_store;
+
 struct itask {
 	struct task task;
 	struct interp *interp;
+	/* This task's flag stores not yet seen by the other cores, newest
+	 * first: the task itself reads them at once (store forwarding). */
+	struct flag_store *own_stores;
 	unsigned group;
 	unsigned thread;
 	unsigned mm_index;
@@ -309,13 +314,30 @@ static bool access_begin(struct itask *ts, const struct op *op)
 	return true;
 }
 
+struct flag_store {
+	struct interp *ip;
+	struct itask *writer;
+	unsigned flag;
+	int64_t value;
+	struct flag_store *next_own; /* the writer's older stores in flight */
+};
+
+/* A flag as @ts reads it: its own latest store, else what every core sees. */
+static int64_t flag_value(const struct itask *ts, unsigned flag)
+{
+	for (const struct flag_store *st = ts->own_stores; st; st = st->next_own)
+		if (st->flag == flag)
+			return st->value;
+	return ts->interp->flags[flag];
+}
+
 /* At a round boundary: is another round due? */
 static bool access_round_due(const struct itask *ts)
 {
 	const struct access_state *a = &ts->access;
 	if (a->rounds_left == 0)
 		return false;
-	return a->op->while_flag < 0 || ts->interp->flags[a->op->while_flag] != 0;
+	return a->op->while_flag < 0 || flag_value(ts, (unsigned)a->op->while_flag) != 0;
 }
 
 /*
@@ -349,7 +371,7 @@ static bool access_quiet(struct itask *ts)
 		return false;
 	/* Once the flag is clear the loop ends at its next round, and what
 	 * follows it may reach other cores: no promise then. */
-	if (ts->interp->flags[op->while_flag] == 0)
+	if (flag_value(ts, (unsigned)op->while_flag) == 0)
 		return false;
 	const struct interp *ip = ts->interp;
 	const struct mm *mm = ts->task.mm;
@@ -637,12 +659,6 @@ static enum step syscall_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 	return STEP_RETURNED;
 }
 
-struct flag_store {
-	struct interp *ip;
-	unsigned flag;
-	int64_t value;
-};
-
 /* The store reaches every CPU: waiters re-check the value when they run. */
 static void flag_store_event(void *target, uint64_t unused)
 {
@@ -652,6 +668,10 @@ static void flag_store_event(void *target, uint64_t unused)
 	struct kernel *k = ip->k;
 	GPtrArray *waiters = ip->flag_waiters[store->flag];
 	ip->flags[store->flag] = store->value;
+	struct flag_store **own = &store->writer->own_stores;
+	while (*own != store)
+		own = &(*own)->next_own;
+	*own = store->next_own;
 	sched_revoke_quiet(k); /* accesses looping on this flag may now stop */
 	for (unsigned i = 0; i < waiters->len; i++) {
 		struct itask *ts = g_ptr_array_index(waiters, i);
@@ -661,12 +681,15 @@ static void flag_store_event(void *target, uint64_t unused)
 	kernel_release(k, store);
 }
 
-/* A store to a shared flag is seen by other cores a line transfer later. */
-static void flag_set(struct kernel *k, struct interp *ip, unsigned flag, int64_t value,
+/* A store to a shared flag is seen by other cores a line transfer later, by
+ * its own task at once. */
+static void flag_set(struct kernel *k, struct itask *ts, unsigned flag, int64_t value,
 		     uint64_t now)
 {
 	struct flag_store *store = kernel_alloc(k, sizeof(*store));
-	*store = (struct flag_store){.ip = ip, .flag = flag, .value = value};
+	*store = (struct flag_store){.ip = ts->interp, .writer = ts, .flag = flag, .value = value,
+				     .next_own = ts->own_stores};
+	ts->own_stores = store;
 	engine_schedule(k->engine, now + k->machine->lookahead, LANE_GLOBAL, flag_store_event,
 			store, 0);
 }
@@ -724,7 +747,7 @@ static enum step exec_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 			return STEP_RETURNED;
 		if (!eval(ts, op, op->value, INT64_MIN, INT64_MAX, "value", &v))
 			return STEP_FAILED;
-		flag_set(k, ip, op->flag, v, now);
+		flag_set(k, ts, op->flag, v, now);
 		/* The store takes the line for itself: an RMW on a line we own. */
 		*local += k->machine->topology->costs.line_transfer[DIST_SELF];
 		return STEP_NEXT;
@@ -733,7 +756,7 @@ static enum step exec_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 			return STEP_RETURNED;
 		if (!eval(ts, op, op->value, INT64_MIN, INT64_MAX, "value", &v))
 			return STEP_FAILED;
-		if (ip->flags[op->flag] == v)
+		if (flag_value(ts, op->flag) == v)
 			return STEP_NEXT;
 		g_ptr_array_add(ip->flag_waiters[op->flag], ts);
 		sched_block(k, cpu, *local);
@@ -910,6 +933,28 @@ char **interp_task_labels(const struct interp *ip)
 	for (unsigned i = 0; i < ip->nr_tasks; i++)
 		labels[i] = g_strdup_printf("%s %u", ip->tasks[i].task.name, ip->tasks[i].thread);
 	return labels;
+}
+
+char *interp_blocked_summary(const struct interp *ip)
+{
+	GString *out = g_string_new(NULL);
+	unsigned shown = 0, blocked = 0;
+	for (unsigned f = 0; f < ip->w->nr_flags; f++) {
+		const GPtrArray *waiters = ip->flag_waiters[f];
+		for (unsigned i = 0; i < waiters->len; i++, blocked++) {
+			const struct itask *ts = g_ptr_array_index(waiters, i);
+			if (shown++ == 4)
+				continue;
+			const struct frame *fr = &ts->frames[ts->depth - 1];
+			g_string_append_printf(out, "%s%s %u at %s waits on flag \"%s\" (now %"
+					       G_GINT64_FORMAT ")", out->len ? "; " : "",
+					       ts->task.name, ts->thread, fr->ops[fr->index].path,
+					       ip->w->flag_names[f], ip->flags[f]);
+		}
+	}
+	if (blocked > 4)
+		g_string_append_printf(out, "; and %u more", blocked - 4);
+	return g_string_free(out, FALSE);
 }
 
 const GError *interp_error(const struct interp *ip)

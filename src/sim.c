@@ -65,7 +65,10 @@ static enum engine_stop_reason sim_engine_loop(const struct sim_input *input,
 					       uint64_t *until, uint64_t time_limit,
 					       uint64_t event_limit)
 {
-	const uint64_t slice = 4096; /* a few ms of wall time at most */
+	/* An event may stand for a dispatch of up to 65536 accesses (interp.c),
+	 * a few ms of wall time: a slice of 16 stops a spinning workload within
+	 * tens of ms, and the check costs nothing measurable. */
+	const uint64_t slice = 16;
 	struct engine *engine = k->engine;
 	gint64 deadline = input->max_wall_seconds > 0
 				  ? g_get_monotonic_time() + (gint64)(input->max_wall_seconds * 1e6)
@@ -194,7 +197,8 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 		goto out_free_interp;
 	}
 	if (interp_error(ip)) {
-		g_propagate_error(error, g_error_copy(interp_error(ip)));
+		g_set_error(error, interp_error(ip)->domain, interp_error(ip)->code, "%s: %s",
+			    input->workload_file, interp_error(ip)->message);
 		goto out_free_interp;
 	}
 	/* A run whose tasks have all exited is complete, even if a stale timer
@@ -202,10 +206,12 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 	if (sched_nr_alive(&k) != 0 && !sim_check_budget(input, why, k.engine, error))
 		goto out_free_interp;
 	if (sched_nr_alive(&k) != 0) {
+		char *who = interp_blocked_summary(ip);
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
 			    "%s: the run ended with %u task(s) still blocked (waiting on a flag "
-			    "nobody will set again?)",
-			    input->workload_file, sched_nr_alive(&k));
+			    "nobody will set again?)%s%s",
+			    input->workload_file, sched_nr_alive(&k), *who ? ": " : "", who);
+		g_free(who);
 		goto out_free_interp;
 	}
 	if (series && !timeseries_finish(series, k.machine, error))

@@ -57,6 +57,9 @@
 /* Matches MACHINE_MAX_TLBS; no real core has more than a handful per CPU. */
 #define MAX_TLBS 16
 #define MAX_TLB_ENTRIES 65536
+/* Entries of every structure of every CPU together: 2^25 entries of
+ * struct tlb_entry are about 1 GiB of host memory, checked before allocating. */
+#define MAX_TOTAL_TLB_ENTRIES (UINT64_C(1) << 25)
 /* One second at 1 GHz: any single cost above it is a unit mistake. */
 #define MAX_COST_CYCLES 1000000000u
 /* tlb_flushall_shift: -1 disables range flushes; 3.x kernels used up to 6. */
@@ -415,6 +418,19 @@ static bool validate_tlbs(const struct config_node *root, const struct topology 
 	}
 	if (!l1_4k) {
 		config_set_error(error, &tlbs, "no level-1 structure holds 4K pages");
+		return false;
+	}
+	uint64_t cpus = (uint64_t)t->sockets * t->cores_per_socket * t->threads_per_core;
+	uint64_t total = 0;
+	for (unsigned i = 0; i < t->nr_tlbs; i++)
+		total += (uint64_t)t->tlbs[i].geometry.entries *
+			 (t->tlbs[i].per_core ? cpus / t->threads_per_core : cpus);
+	if (total > MAX_TOTAL_TLB_ENTRIES) {
+		config_set_error(error, &tlbs,
+				 "the TLBs of all %" G_GUINT64_FORMAT " CPUs hold %" G_GUINT64_FORMAT
+				 " entries, more than the %" G_GUINT64_FORMAT
+				 " supported (about 1 GiB of host memory)",
+				 cpus, total, MAX_TOTAL_TLB_ENTRIES);
 		return false;
 	}
 	return true;

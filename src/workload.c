@@ -756,6 +756,7 @@ static bool parse_tasks(const struct config_node *root, struct workload *w,
 struct usage {
 	bool *flag_set;
 	bool *flag_waited;
+	bool *flag_looped; /* an access's while_flag */
 	bool *phase_begun;
 	bool *phase_ended;
 	int first_syscall;
@@ -771,6 +772,10 @@ static void collect_usage(const struct op *ops, unsigned nr, struct usage *u)
 			break;
 		case OP_WAIT_FLAG:
 			u->flag_waited[op->flag] = true;
+			break;
+		case OP_ACCESS:
+			if (op->while_flag >= 0)
+				u->flag_looped[op->while_flag] = true;
 			break;
 		case OP_PHASE:
 			if (op->begin)
@@ -798,6 +803,7 @@ static bool check_usage(const struct config_node *root, struct workload *w, GErr
 	struct usage u = {
 		.flag_set = g_new0(bool, w->nr_flags + 1),
 		.flag_waited = g_new0(bool, w->nr_flags + 1),
+		.flag_looped = g_new0(bool, w->nr_flags + 1),
 		.phase_begun = g_new0(bool, w->nr_phases + 1),
 		.phase_ended = g_new0(bool, w->nr_phases + 1),
 		.first_syscall = -1,
@@ -812,6 +818,23 @@ static bool check_usage(const struct config_node *root, struct workload *w, GErr
 			ok = false;
 		}
 	}
+	for (unsigned f = 0; ok && f < w->nr_flags; f++) {
+		if (!u.flag_looped[f] || u.flag_set[f])
+			continue;
+		/* Flags start at 0: such a loop would make no round at all. */
+		const char **set = g_new0(const char *, w->nr_flags + 1);
+		for (unsigned g = 0, n = 0; g < w->nr_flags; g++)
+			if (u.flag_set[g])
+				set[n++] = w->flag_names[g];
+		const char *near = config_suggest(w->flag_names[f], set);
+		config_set_error(error, root,
+				 "flag \"%s\" is an access's while_flag but never set: the loop would "
+				 "make no round%s%s%s",
+				 w->flag_names[f], near ? " (did you mean \"" : "", near ? near : "",
+				 near ? "\"?)" : "");
+		g_free(set);
+		ok = false;
+	}
 	for (unsigned p = 0; ok && p < w->nr_phases; p++) {
 		if (!u.phase_begun[p] || !u.phase_ended[p]) {
 			config_set_error(error, root, "phase \"%s\" has no \"%s\" op", w->phase_names[p],
@@ -822,6 +845,7 @@ static bool check_usage(const struct config_node *root, struct workload *w, GErr
 	w->report_op = u.first_syscall < 0 ? NR_OP_KINDS : (enum op_kind)u.first_syscall;
 	g_free(u.flag_set);
 	g_free(u.flag_waited);
+	g_free(u.flag_looped);
 	g_free(u.phase_begun);
 	g_free(u.phase_ended);
 	return ok;

@@ -3,6 +3,7 @@
  * accesses ahead of the event queue (with SMT siblings merged inline) gives
  * exactly the result of stepping one access per event.
  */
+#include <string.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include <glib.h>
@@ -11,6 +12,7 @@
 #include "tlbsim/interp.h"
 #include "tlbsim/rng.h"
 #include "tlbsim/sim.h"
+#include "support.h"
 
 static struct sim_result *run(const struct inputs *in, bool run_ahead, uint64_t seed)
 {
@@ -190,4 +192,33 @@ Test(interp, aslr_placement_decides_which_munmaps_flush_whole)
 	cr_assert_gt(offsets_seen, 20);
 	cr_assert_gt(whole_seen[1], 0);
 	cr_assert_gt(whole_seen[2], 0);
+}
+
+/*
+ * A task reads its own flag store at once (store forwarding), not a line
+ * transfer later as the other cores do: it loops on a flag it just set, and
+ * a wait for the value it just overwrote never ends.
+ */
+Test(interp, a_task_sees_its_own_flag_store_at_once)
+{
+	struct support_run r = support_run(
+	    "tiny-2cpu.json", "linux-4.5", NULL,
+	    "{\"name\": \"own\", \"regions\": [{\"name\": \"r\", \"size\": \"16K\", "
+	    "\"populate\": \"all\"}], \"tasks\": [{\"name\": \"t\", \"program\": ["
+	    "  {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+	    "  {\"op\": \"access\", \"region\": \"r\", \"pattern\": \"sequential\", \"pages\": 4,"
+	    "   \"rounds\": 3, \"while_flag\": \"run\", \"cycles\": 10},"
+	    "  {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]}]}");
+	cr_expect_eq(r.result->total.accesses, 12);
+	support_run_free(&r);
+
+	int code = 0;
+	char *msg = support_run_error(
+	    "tiny-2cpu.json", "linux-4.5", NULL,
+	    "{\"name\": \"own\", \"tasks\": [{\"name\": \"t\", \"program\": ["
+	    "  {\"op\": \"set_flag\", \"flag\": \"f\", \"value\": 1},"
+	    "  {\"op\": \"wait_flag\", \"flag\": \"f\", \"value\": 0}]}]}",
+	    &code);
+	cr_expect(strstr(msg, "still blocked") != NULL, "%s", msg);
+	g_free(msg);
 }

@@ -20,6 +20,10 @@ Test(sim, blocked_tasks_at_the_end_are_an_error)
 	char *msg = support_run_error("tiny-2cpu.json", "linux-4.5", NULL, waits_forever, &code);
 	cr_assert_eq(code, TLBSIM_ERROR_INVALID);
 	cr_assert(strstr(msg, "1 task(s) still blocked") != NULL, "%s", msg);
+	/* Which task, where, and on which flag. */
+	cr_assert(g_str_has_suffix(msg, ": waiter 0 at $.tasks[0].program[0] waits on flag "
+					"\"go\" (now 1)"),
+		  "%s", msg);
 	g_free(msg);
 }
 
@@ -29,7 +33,8 @@ static const char *yield_loop =
 	"   {\"op\": \"yield\"}]}]}]}";
 
 static struct sim_result *run_with_budget(const char *workload, uint64_t max_events,
-					  uint64_t max_sim_ns, GError **error)
+					  uint64_t max_sim_ns, double max_wall_seconds,
+					  GError **error)
 {
 	GError *local = NULL;
 	char *tpath = g_build_filename(TLBSIM_TEST_DATA, "tiny-2cpu.json", NULL);
@@ -47,7 +52,8 @@ static struct sim_result *run_with_budget(const char *workload, uint64_t max_eve
 	cr_assert_not_null(wl);
 	struct sim_input input = {.topology = topo, .workload = wl, .policy = policy,
 				  .workload_file = "w", .seed = 1, .run_ahead = true,
-				  .max_events = max_events, .max_sim_ns = max_sim_ns};
+				  .max_events = max_events, .max_sim_ns = max_sim_ns,
+				  .max_wall_seconds = max_wall_seconds};
 	struct sim_result *r = sim_run(&input, error);
 	workload_free(wl);
 	policy_free(policy);
@@ -62,7 +68,7 @@ static struct sim_result *run_with_budget(const char *workload, uint64_t max_eve
 Test(sim, event_budget_stops_the_run)
 {
 	GError *error = NULL;
-	cr_assert_null(run_with_budget(yield_loop, 1000, 0, &error));
+	cr_assert_null(run_with_budget(yield_loop, 1000, 0, 0, &error));
 	cr_assert_eq(error->code, TLBSIM_ERROR_LIMIT);
 	cr_assert(strstr(error->message, "after 1000 events") != NULL, "%s", error->message);
 	g_error_free(error);
@@ -71,7 +77,7 @@ Test(sim, event_budget_stops_the_run)
 Test(sim, time_budget_stops_the_run)
 {
 	GError *error = NULL;
-	cr_assert_null(run_with_budget(yield_loop, 0, 50000, &error));
+	cr_assert_null(run_with_budget(yield_loop, 0, 50000, 0, &error));
 	cr_assert_eq(error->code, TLBSIM_ERROR_LIMIT);
 	cr_assert(strstr(error->message, "50000 ns") != NULL, "%s", error->message);
 	g_error_free(error);
@@ -110,7 +116,34 @@ Test(sim, endless_compute_stops_at_the_time_budget, .timeout = 60)
 		"  {\"op\": \"loop\", \"count\": \"1000000000000\", \"body\": ["
 		"    {\"op\": \"compute\", \"cycles\": 1}]}]}]}";
 	GError *error = NULL;
-	cr_assert_null(run_with_budget(w, 0, 1000000, &error));
+	cr_assert_null(run_with_budget(w, 0, 1000000, 0, &error));
 	cr_assert_eq(error->code, TLBSIM_ERROR_LIMIT);
+	g_error_free(error);
+}
+
+/*
+ * An access loop nobody stops makes few events (one per dispatch of up to
+ * 65536 accesses), so the wall-time budget must be checked every few events,
+ * not every few thousand: this one stopped after 6-16 s of a 1 s budget.
+ */
+Test(sim, endless_access_loop_stops_at_the_wall_budget, .timeout = 60)
+{
+	const char *w =
+		"{\"name\": \"spin\", \"regions\": [{\"name\": \"r\", \"size\": \"64K\","
+		" \"populate\": \"all\"}],"
+		" \"tasks\": [{\"name\": \"setter\", \"program\": ["
+		"   {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1}]},"
+		"  {\"name\": \"reader\", \"program\": ["
+		"   {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+		"   {\"op\": \"access\", \"region\": \"r\", \"pattern\": \"random\", \"pages\": 16,"
+		"    \"while_flag\": \"run\", \"cycles\": 1}]}]}";
+	GError *error = NULL;
+	gint64 start = g_get_monotonic_time();
+	cr_assert_null(run_with_budget(w, 0, 0, 0.2, &error));
+	double seconds = (double)(g_get_monotonic_time() - start) / 1e6;
+	cr_assert_eq(error->code, TLBSIM_ERROR_LIMIT, "%s", error->message);
+	cr_assert(strstr(error->message, "wall time") != NULL, "%s", error->message);
+	/* A bound, not a benchmark: the budget plus a few slices' worth. */
+	cr_assert_lt(seconds, 5.0, "stopped after %.1f s of a 0.2 s budget", seconds);
 	g_error_free(error);
 }

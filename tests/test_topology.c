@@ -556,6 +556,14 @@ Test(topology_validate, shape)
 	cr_expect_eq(topology_distance(t, 0, 4095), DIST_REMOTE);
 	cr_expect_eq(topology_distance(t, 0, 2048), DIST_SMT);
 	topology_free(t);
+	/* Within every per-structure bound, but 2^27 entries in all: refused
+	 * before anything is allocated (the STLB is one per core). */
+	cr_assert(config_apply_set(json, "tlbs[1].entries", "65536", &err));
+	cr_assert(config_apply_set(json, "tlbs[1].ways", "16", &err));
+	check_refused(json, "$.tlbs: the TLBs of all 4096 CPUs hold 134234112 entries, more than "
+			    "the 33554432 supported (about 1 GiB of host memory)");
+	cr_assert(config_apply_set(json, "tlbs[1].entries", "16", &err));
+	cr_assert(config_apply_set(json, "tlbs[1].ways", "4", &err));
 	cr_assert(config_apply_set(json, "cores_per_socket", "33", &err));
 	check_refused(json, "$: sockets * cores_per_socket * threads_per_core = 64 * 33 * 2 = "
 			    "4224 CPUs, more than the 4096 supported");

@@ -1014,6 +1014,13 @@ Test(workload_errors, flags)
 	workload_free(w);
 	expect_program_error("{\"op\": \"set_flag\"}",
 			     "t.json: $.tasks[0].program[0]: missing required key \"flag\"");
+	/* A loop on a flag nobody sets would make no round: a typo, most likely. */
+	expect_program_error(
+	    "{\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1}, "
+	    "{\"op\": \"access\", \"region\": \"data\", \"pattern\": \"random\", "
+	    "\"pages\": 4, \"cycles\": 3, \"while_flag\": \"rnu\"}",
+	    "t.json: $: flag \"rnu\" is an access's while_flag but never set: the loop would "
+	    "make no round (did you mean \"run\"?)");
 }
 
 Test(workload_errors, phases)

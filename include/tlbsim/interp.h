@@ -44,6 +44,9 @@ char **interp_task_labels(const struct interp *interp);
 
 /* A run-time error stops the engine; this returns it (or NULL). */
 const GError *interp_error(const struct interp *interp);
+/* The tasks blocked on a flag: name, thread, op path and the flag (the first
+ * four); "" when none.  g_free() it. */
+char *interp_blocked_summary(const struct interp *interp);
 const struct interp_results *interp_results(struct interp *interp);
 
 #endif
