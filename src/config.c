@@ -313,6 +313,48 @@ static bool check_duplicates(const struct config_node *node, GError **error)
 	return true;
 }
 
+/*
+ * Where @text (valid JSON) escapes a NUL inside a string, or NULL: cJSON
+ * decodes "\u0000" into a C string that ends there, so the rest of the
+ * string would vanish unnoticed.
+ */
+static const char *find_escaped_nul(const char *text)
+{
+	bool in_string = false;
+	for (const char *p = text; *p != '\0'; p++) {
+		if (*p == '"') {
+			in_string = !in_string;
+		} else if (in_string && *p == '\\') {
+			if (p[1] == 'u' && strncmp(p + 2, "0000", 4) == 0)
+				return p;
+			p++; /* the escaped character: never a closing quote */
+		}
+	}
+	return NULL;
+}
+
+/* The nesting depth of valid-so-far @text at @stop, strings skipped. */
+static unsigned depth_at(const char *text, const char *stop)
+{
+	unsigned depth = 0;
+	bool in_string = false;
+	for (const char *p = text; p < stop && *p != '\0'; p++) {
+		if (in_string) {
+			if (*p == '\\' && p[1] != '\0')
+				p++;
+			else if (*p == '"')
+				in_string = false;
+		} else if (*p == '"') {
+			in_string = true;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if ((*p == '}' || *p == ']') && depth > 0) {
+			depth--;
+		}
+	}
+	return depth;
+}
+
 /* Parse @text (@what: "file" or "input", for the empty-input message). */
 static cJSON *parse_text(const char *text, const char *name, const char *what, GError **error)
 {
@@ -328,7 +370,26 @@ static cJSON *parse_text(const char *text, const char *name, const char *what, G
 	const char *stop = NULL;
 	cJSON *json = cJSON_ParseWithOpts(text, &stop, true);
 	if (json == NULL) {
-		set_parse_error(error, text, name, stop != NULL ? stop : text);
+		stop = stop != NULL ? stop : text;
+		if (depth_at(text, stop) >= CJSON_NESTING_LIMIT) {
+			unsigned line, column;
+			text_position(text, (size_t)(stop - text), &line, &column);
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
+				    "%s:%u:%u: JSON nested deeper than %d levels", name, line, column,
+				    CJSON_NESTING_LIMIT);
+			return NULL;
+		}
+		set_parse_error(error, text, name, stop);
+		return NULL;
+	}
+	const char *nul = find_escaped_nul(text);
+	if (nul != NULL) {
+		unsigned line, column;
+		text_position(text, (size_t)(nul - text), &line, &column);
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
+			    "%s:%u:%u: \\u0000 in a string: a NUL character cannot be part of a "
+			    "name or value", name, line, column);
+		cJSON_Delete(json);
 		return NULL;
 	}
 

@@ -1,26 +1,26 @@
 /*
- * tlbsim command line: parse options, load inputs, run, write CSV atomically
- * (and the trace and time series, through temporary files renamed at the end).
+ * tlbsim command line: parse options, load inputs, run, write the CSV and the
+ * other outputs all or nothing (output.h).
  * "tlbsim sweep ..." runs a grid of such runs (sweep.h) into one CSV, or
  * prints the equivalent single-run commands.
  * Exit codes: 0 ok, 1 internal error, 2 usage or input error, 3 stale hits
  * with --strict, 4 a run stopped by its event or time budget.
  */
-#define _GNU_SOURCE /* flock(), O_CLOEXEC */
+#define _POSIX_C_SOURCE 200809L /* sigaction(), pthread_sigmask() */
 #include <errno.h>
-#include <fcntl.h>
 #include <locale.h>
+#include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "tlbsim/error.h"
 #include "tlbsim/inputs.h"
+#include "tlbsim/output.h"
 #include "tlbsim/report.h"
 #include "tlbsim/sim.h"
 #include "tlbsim/sweep.h"
@@ -104,9 +104,141 @@ struct options {
 	gint64 trace_max_events; /* OPTION_UNSET: not given */
 	char *timeseries;
 	gint64 interval;         /* OPTION_UNSET: not given */
+	guint64 given;           /* bit i: value_options[i] was given */
 };
 
 #define OPTION_UNSET G_MININT64
+
+/*
+ * The options that take one value go through option_value(), not GLib's own
+ * parsers: numbers are decimal only (GLib's take "010" for 8 and "0x10" for
+ * 16, and "nan" for a number of seconds), and an option given twice is
+ * refused instead of the last one silently winning.
+ */
+enum value_type {
+	VALUE_STRING,  /* char *, g_free()d by main() */
+	VALUE_INT64,   /* gint64 in [min, max] */
+	VALUE_INT,     /* gint in [min, max] */
+	VALUE_SECONDS, /* double, finite and >= 0 */
+};
+
+struct value_option {
+	const char *name; /* the long name */
+	char short_name;  /* or 0 */
+	enum value_type type;
+	size_t offset; /* of the field in struct options */
+	gint64 min, max;
+	const char *expected; /* for messages: "--seed takes EXPECTED, not ..." */
+};
+
+#define STRING_OPTION(name, short_name, field)                                                     \
+	{name, short_name, VALUE_STRING, offsetof(struct options, field), 0, 0, NULL}
+#define COUNT_OPTION(name, field, what)                                                            \
+	{name, 0, VALUE_INT64, offsetof(struct options, field), 0, G_MAXINT64, what}
+
+static const struct value_option value_options[] = {
+	STRING_OPTION("topology", 'T', topology),
+	STRING_OPTION("workload", 'w', workload),
+	STRING_OPTION("policy", 'p', policy),
+	STRING_OPTION("output", 'o', output),
+	STRING_OPTION("per-cpu", 0, per_cpu),
+	STRING_OPTION("trace", 0, trace),
+	STRING_OPTION("trace-window", 0, trace_window),
+	STRING_OPTION("timeseries", 0, timeseries),
+	COUNT_OPTION("seed", seed, "a non-negative decimal integer"),
+	COUNT_OPTION("max-events", max_events, "a non-negative decimal integer (0: no limit)"),
+	COUNT_OPTION("max-sim-ns", max_sim_ns, "a non-negative decimal integer (0: no limit)"),
+	COUNT_OPTION("trace-max-events", trace_max_events,
+		     "a non-negative decimal integer (0: no limit)"),
+	{"interval", 0, VALUE_INT64, offsetof(struct options, interval), 1, G_MAXINT64,
+	 "a positive decimal integer (simulated ns)"},
+	{"max-wall-seconds", 0, VALUE_SECONDS, offsetof(struct options, max_wall_seconds), 0, 0,
+	 "a non-negative decimal number of seconds (0: no limit)"},
+	{"jobs", 'j', VALUE_INT, offsetof(struct options, jobs), 0, G_MAXINT,
+	 "a positive number of threads, or 0 for the online CPUs"},
+};
+_Static_assert(G_N_ELEMENTS(value_options) <= 64, "struct options' given has 64 bits");
+
+static const struct value_option *value_option_named(const char *option_name, unsigned *index)
+{
+	for (unsigned i = 0; i < G_N_ELEMENTS(value_options); i++) {
+		const struct value_option *v = &value_options[i];
+		bool is_long = g_str_has_prefix(option_name, "--") &&
+			       strcmp(option_name + 2, v->name) == 0;
+		bool is_short = v->short_name && option_name[0] == '-' &&
+				option_name[1] == v->short_name && option_name[2] == '\0';
+		if (is_long || is_short) {
+			*index = i;
+			return v;
+		}
+	}
+	g_assert_not_reached();
+}
+
+/* @text as a decimal number of seconds: digits with an optional fraction
+ * and exponent, so neither "nan", "inf", "0x1p3" nor a sign. */
+static bool parse_seconds(const char *text, double *out)
+{
+	if (!g_ascii_isdigit(text[0]) && !(text[0] == '.' && g_ascii_isdigit(text[1])))
+		return false;
+	for (const char *p = text; *p; p++)
+		if (!g_ascii_isdigit(*p) && !strchr(".eE+-", *p))
+			return false;
+	char *end = NULL;
+	*out = g_ascii_strtod(text, &end);
+	return *end == '\0' && isfinite(*out);
+}
+
+/* The GOptionArgFunc of every option of value_options[]; @data: the options. */
+static gboolean option_value(const gchar *option_name, const gchar *value, gpointer data,
+			     GError **error)
+{
+	struct options *o = data;
+	unsigned index;
+	const struct value_option *v = value_option_named(option_name, &index);
+	char *field = (char *)o + v->offset;
+	if (o->given & (G_GUINT64_CONSTANT(1) << index)) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--%s is given twice (the second time as \"%s\")", v->name, value);
+		return FALSE;
+	}
+	o->given |= G_GUINT64_CONSTANT(1) << index;
+	gint64 number = 0;
+	bool ok = true;
+	switch (v->type) {
+	case VALUE_STRING:
+		*(char **)(void *)field = g_strdup(value);
+		return TRUE;
+	case VALUE_SECONDS:
+		ok = parse_seconds(value, (double *)(void *)field);
+		break;
+	case VALUE_INT64:
+	case VALUE_INT:
+		ok = g_ascii_string_to_signed(value, 10, v->min, v->max, &number, NULL);
+		if (v->type == VALUE_INT64)
+			*(gint64 *)(void *)field = number;
+		else
+			*(gint *)(void *)field = (gint)number;
+		break;
+	}
+	if (!ok) {
+		/* Digits, not all 0: refused only for being over the maximum (min <= 1). */
+		bool too_big = v->type != VALUE_SECONDS &&
+			       value[strspn(value, "0123456789")] == '\0' &&
+			       value[strspn(value, "0")] != '\0';
+		char *limit = too_big ? g_strdup_printf(" (at most %" G_GINT64_FORMAT ")", v->max)
+				      : g_strdup("");
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+			    "--%s takes %s, not \"%s\"%s", v->name, v->expected, value, limit);
+		g_free(limit);
+	}
+	return ok;
+}
+
+/* GLib takes the callback as a data pointer: a function-pointer cast GLib's
+ * API leaves no way around, marked so that -Wpedantic accepts it. */
+#define OPTION_VALUE G_GNUC_EXTENSION(gpointer) option_value
+
 /* 10^6 events: about 130 MB of JSON, which ui.perfetto.dev still opens quickly;
  * munmap16 on haswell-i7 needs about 0.3 M. */
 #define TRACE_MAX_EVENTS_DEFAULT 1000000
@@ -137,193 +269,6 @@ static int list_kind(enum inputs_kind kind, bool with_descriptions)
 	}
 	g_strfreev(names);
 	return EXIT_OK;
-}
-
-/*
- * Write @data to a device or a FIFO in place (-o /dev/stdout, a pipe):
- * renaming a temporary file over it would replace the node itself, and as
- * root "-o /dev/null" would replace /dev/null with a regular file.
- */
-static bool write_in_place(const char *path, const char *data, size_t len, GError **error)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	bool ok = fd >= 0;
-	while (ok && len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		ok = n > 0;
-		if (ok) {
-			data += n;
-			len -= (size_t)n;
-		}
-	}
-	if (!ok)
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", path,
-			    g_strerror(errno));
-	if (fd >= 0 && close(fd) != 0 && ok) {
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", path,
-			    g_strerror(errno));
-		ok = false;
-	}
-	return ok;
-}
-
-/*
- * Write @data to @path through a temporary file and rename(2): all or nothing.
- * The rename replaces whatever @path names, so a device or a FIFO is written
- * in place, and a symbolic link to a file is followed and its target
- * replaced (the link stays).
- */
-static bool write_atomically(const char *path, const char *data, size_t len, GError **error)
-{
-	struct stat st;
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		return write_in_place(path, data, len, error);
-	char *target = NULL;
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-		target = realpath(path, NULL); /* NULL if dangling: then replace the link */
-	GError *local = NULL;
-	bool written = g_file_set_contents(target ? target : path, data, (gssize)len, &local);
-	free(target);
-	if (!written) {
-		/* GLib's message names its temporary file; the user knows @path. */
-		const char *why = "I/O error";
-		if (local->code == G_FILE_ERROR_NOENT || local->code == G_FILE_ERROR_NOTDIR)
-			why = "no such directory";
-		else if (local->code == G_FILE_ERROR_ACCES || local->code == G_FILE_ERROR_PERM)
-			why = "permission denied";
-		else if (local->code == G_FILE_ERROR_NOSPC)
-			why = "no space left on the device";
-		else if (local->code == G_FILE_ERROR_ISDIR)
-			why = "it is a directory";
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", path, why);
-		g_error_free(local);
-		return false;
-	}
-	return true;
-}
-
-/*
- * Append one block under an exclusive lock, writing the header only if the
- * file is empty, in a single write(2): concurrent runs appending to one CSV
- * never interleave or duplicate the header.
- */
-static bool append_locked(const char *path, const char *header, const char *row,
-			  GError **error)
-{
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "%s: %s", path, g_strerror(errno));
-		return false;
-	}
-	bool ok = false;
-	if (flock(fd, LOCK_EX) == 0) {
-		off_t size = lseek(fd, 0, SEEK_END);
-		char *block = g_strconcat(size == 0 && header ? header : "", row, NULL);
-		size_t len = strlen(block);
-		ok = write(fd, block, len) == (ssize_t)len;
-		g_free(block);
-	}
-	if (!ok)
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "%s: %s", path, g_strerror(errno));
-	close(fd);
-	return ok;
-}
-
-/*
- * An output file written during the run: a temporary file in the target's
- * directory, renamed over the target only when everything succeeded, as
- * g_file_set_contents() does for the CSV.
- */
-struct pending_file {
-	const char *path; /* NULL: not requested */
-	char *tmp;
-	FILE *fp;
-};
-
-static const char *io_reason(int err)
-{
-	switch (err) {
-	case ENOENT:
-	case ENOTDIR:
-		return "no such directory";
-	case EACCES:
-	case EPERM:
-		return "permission denied";
-	case ENOSPC:
-		return "no space left on the device";
-	case EISDIR:
-		return "it is a directory";
-	default:
-		return g_strerror(err);
-	}
-}
-
-static bool pending_open(struct pending_file *f, const char *path, GError **error)
-{
-	f->path = path;
-	if (!path)
-		return true;
-	if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", path,
-			    io_reason(EISDIR));
-		return false;
-	}
-	f->tmp = g_strdup_printf("%s.XXXXXX", path);
-	int fd = g_mkstemp_full(f->tmp, O_WRONLY | O_CLOEXEC, 0666);
-	if (fd >= 0)
-		f->fp = fdopen(fd, "w");
-	if (!f->fp) {
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", path,
-			    io_reason(errno));
-		if (fd >= 0)
-			close(fd);
-		g_free(f->tmp);
-		f->tmp = NULL;
-		return false;
-	}
-	return true;
-}
-
-/* Close the stream; false (and the reason) if any write failed. */
-static bool pending_close(struct pending_file *f, GError **error)
-{
-	if (!f->fp)
-		return true;
-	bool ok = !ferror(f->fp);
-	ok = fclose(f->fp) == 0 && ok;
-	f->fp = NULL;
-	if (!ok)
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", f->path,
-			    io_reason(errno));
-	return ok;
-}
-
-static bool pending_commit(struct pending_file *f, GError **error)
-{
-	if (!f->tmp)
-		return true;
-	if (rename(f->tmp, f->path) != 0) {
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "cannot write %s: %s", f->path,
-			    io_reason(errno));
-		return false;
-	}
-	g_free(f->tmp);
-	f->tmp = NULL;
-	return true;
-}
-
-/* Nothing of @f is left behind. */
-static void pending_discard(struct pending_file *f)
-{
-	if (f->fp)
-		fclose(f->fp);
-	f->fp = NULL;
-	if (f->tmp)
-		unlink(f->tmp);
-	g_free(f->tmp);
-	f->tmp = NULL;
 }
 
 static int exit_code_for(const GError *error)
@@ -383,15 +328,16 @@ static bool write_csv(const struct options *o, const char *header, const char *r
 	if (o->no_header)
 		header = NULL;
 	if (o->output && o->append)
-		return append_locked(o->output, header, rows, error);
-	if (o->output) {
-		char *all = g_strconcat(header ? header : "", rows, NULL);
-		bool ok = write_atomically(o->output, all, strlen(all), error);
-		g_free(all);
-		return ok;
-	}
-	printf("%s%s", header ? header : "", rows);
-	return fflush(stdout) == 0;
+		return output_append(o->output, header, rows, error);
+	char *all = g_strconcat(header ? header : "", rows, NULL);
+	bool ok;
+	if (o->output)
+		ok = output_write(o->output, all, strlen(all), error);
+	else if (!(ok = output_write_fd(STDOUT_FILENO, all, strlen(all))))
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO,
+			    "cannot write the CSV to standard output: %s", g_strerror(errno));
+	g_free(all);
+	return ok;
 }
 
 /* --label NAME=VALUE options, split: leading columns of the row. */
@@ -440,12 +386,84 @@ static bool labels_parse(char **args, struct labels *labels, GError **error)
 	return true;
 }
 
+/*
+ * After the run: flush the trace and time-series streams.  A failed write
+ * makes the run fail too ("cannot write the trace"), but only the stream
+ * knows the file and the errno: its error then replaces the run's.
+ */
+static struct sim_result *finish_streams(struct sim_result *result, struct output_file *trace,
+					 struct output_file *series, GError **error)
+{
+	GError *stream_error = NULL;
+	if ((!trace || output_finish(trace, &stream_error)) &&
+	    (!series || output_finish(series, &stream_error)))
+		return result;
+	if (result || g_error_matches(*error, TLBSIM_ERROR, TLBSIM_ERROR_IO)) {
+		sim_result_free(result);
+		result = NULL;
+		g_clear_error(error);
+		g_propagate_error(error, stream_error);
+	} else {
+		g_error_free(stream_error);
+	}
+	return result;
+}
+
+/* @data in a finished temporary file for @path, to commit later; NULL on error. */
+static struct output_file *prepare_output(const char *path, const GString *data,
+					   GError **error)
+{
+	struct output_file *file = output_open(path, error);
+	if (file) {
+		fwrite(data->str, 1, data->len, output_stream(file));
+		if (!output_finish(file, error)) {
+			output_free(file);
+			file = NULL;
+		}
+	}
+	return file;
+}
+
+/*
+ * Every output of a successful run, with signals held: the per-CPU CSV, the
+ * trace and the time series first, then the CSV row.  If any fails, the
+ * files already renamed into place are removed again: no output without its
+ * run's row (data written into a device or a FIFO cannot be taken back).
+ */
+static bool write_outputs(const struct options *o, const struct report_meta *meta,
+			  const char *const *label_names, const struct sim_result *result,
+			  struct output_file **files, size_t nr_files, GError **error)
+{
+	GString *header = g_string_new(NULL);
+	GString *row = g_string_new(NULL);
+	report_csv_header(header, label_names);
+	report_csv_row(row, meta, result);
+	bool ok = true;
+	if (o->per_cpu) {
+		GString *per_cpu = g_string_new(NULL);
+		report_per_cpu_csv(per_cpu, meta, result);
+		files[0] = prepare_output(o->per_cpu, per_cpu, error);
+		ok = files[0] != NULL;
+		g_string_free(per_cpu, TRUE);
+	}
+	for (size_t i = 0; ok && i < nr_files; i++)
+		ok = !files[i] || output_commit(files[i], error);
+	ok = ok && write_csv(o, header->str, row->str, error);
+	for (size_t i = 0; !ok && i < nr_files; i++)
+		if (files[i])
+			output_revert(files[i]);
+	g_string_free(header, TRUE);
+	g_string_free(row, TRUE);
+	return ok;
+}
+
 static int run(const struct options *o, const struct labels *labels,
 	       const struct trace_options *trace)
 {
 	GError *error = NULL;
 	struct inputs inputs;
-	struct pending_file trace_file = {0}, series_file = {0};
+	/* The per-CPU CSV, the trace, the time series: committed in this order. */
+	struct output_file *files[3] = {NULL, NULL, NULL};
 	struct inputs_request request = {
 		.names = {o->topology, o->workload, o->policy},
 		.sets = (const char *const *)o->sets,
@@ -471,28 +489,24 @@ static int run(const struct options *o, const struct labels *labels,
 	};
 	int code = EXIT_OK;
 	/* Before the run: a path that cannot be written fails in no time. */
-	if (!pending_open(&trace_file, o->trace, &error) ||
-	    !pending_open(&series_file, o->timeseries, &error)) {
+	if ((o->trace && !(files[1] = output_open(o->trace, &error))) ||
+	    (o->timeseries && !(files[2] = output_open(o->timeseries, &error)))) {
 		g_printerr("tlbsim: %s\n", error->message);
 		g_error_free(error);
 		code = EXIT_INPUT;
-		goto out_discard;
+		goto out_free_outputs;
 	}
-	input.trace_out = trace_file.fp;
-	input.timeseries_out = series_file.fp;
+	input.trace_out = files[1] ? output_stream(files[1]) : NULL;
+	input.timeseries_out = files[2] ? output_stream(files[2]) : NULL;
 	gint64 start = g_get_monotonic_time();
 	struct sim_result *result = sim_run(&input, &error);
 	double host_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
-	if (result && (!pending_close(&trace_file, &error) ||
-		       !pending_close(&series_file, &error))) {
-		sim_result_free(result);
-		result = NULL;
-	}
+	result = finish_streams(result, files[1], files[2], &error);
 	if (!result) {
 		g_printerr("tlbsim: %s\n", error->message);
 		code = exit_code_for(error);
 		g_error_free(error);
-		goto out_discard;
+		goto out_free_outputs;
 	}
 	struct report_meta meta = {
 		.topology = inputs.names[INPUT_TOPOLOGY],
@@ -505,31 +519,15 @@ static int run(const struct options *o, const struct labels *labels,
 		.host_seconds = host_seconds,
 		.label_values = (const char *const *)labels->values->pdata,
 	};
-	GString *header = g_string_new(NULL);
-	GString *row = g_string_new(NULL);
-	report_csv_header(header, (const char *const *)labels->names->pdata);
-	report_csv_row(row, &meta, result);
-	bool ok = true, per_cpu_written = false;
 	sigset_t saved;
 	hold_signals(true, &saved);
-	if (o->per_cpu) {
-		GString *per_cpu = g_string_new(NULL);
-		report_per_cpu_csv(per_cpu, &meta, result);
-		ok = per_cpu_written =
-			write_atomically(o->per_cpu, per_cpu->str, per_cpu->len, &error);
-		g_string_free(per_cpu, TRUE);
-	}
-	if (ok)
-		ok = write_csv(o, header->str, row->str, &error);
-	ok = ok && pending_commit(&trace_file, &error) && pending_commit(&series_file, &error);
+	bool ok = write_outputs(o, &meta, (const char *const *)labels->names->pdata, result, files,
+				G_N_ELEMENTS(files), &error);
 	hold_signals(false, &saved);
 	if (!ok) {
 		g_printerr("tlbsim: %s\n", error ? error->message : "cannot write the output");
 		g_clear_error(&error);
 		code = EXIT_INPUT;
-		/* All or nothing: no per-CPU file without its run's row. */
-		if (per_cpu_written)
-			unlink(o->per_cpu);
 	} else {
 		if (!o->quiet) {
 			char *summary = report_summary(&meta, result);
@@ -540,12 +538,10 @@ static int run(const struct options *o, const struct labels *labels,
 		if (o->strict && (result->total.stale_hits || result->total.stale_pwc))
 			code = EXIT_STALE;
 	}
-	g_string_free(header, TRUE);
-	g_string_free(row, TRUE);
 	sim_result_free(result);
-out_discard:
-	pending_discard(&trace_file);
-	pending_discard(&series_file);
+out_free_outputs:
+	for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
+		output_free(files[i]);
 	inputs_clear(&inputs);
 	return code;
 }
@@ -645,12 +641,10 @@ static int emit_commands(const struct options *o, const struct sweep_grid *grid,
 		g_string_append_len(all, line->str, (gssize)line->len);
 		g_string_append_c(all, '\n');
 	}
-	if (code == EXIT_OK) {
-		fputs(all->str, stdout);
-		if (fflush(stdout) != 0) {
-			g_printerr("tlbsim sweep: cannot write the commands\n");
-			code = EXIT_INPUT;
-		}
+	if (code == EXIT_OK && !output_write_fd(STDOUT_FILENO, all->str, all->len)) {
+		g_printerr("tlbsim sweep: cannot write the commands to standard output: %s\n",
+			   g_strerror(errno));
+		code = EXIT_INPUT;
 	}
 	g_string_free(line, TRUE);
 	g_string_free(all, TRUE);
@@ -707,18 +701,18 @@ out_free:
 static void add_common_entries(GOptionContext *context, struct options *o)
 {
 	const GOptionEntry entries[] = {
-		{"topology", 'T', 0, G_OPTION_ARG_STRING, &o->topology,
+		{"topology", 'T', 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Machine: a path or a bundled name (see --list-topologies)", "NAME"},
-		{"workload", 'w', 0, G_OPTION_ARG_STRING, &o->workload,
+		{"workload", 'w', 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Workload: a path or a bundled name (see --list-workloads)", "NAME"},
-		{"policy", 'p', 0, G_OPTION_ARG_STRING, &o->policy,
+		{"policy", 'p', 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Flush policy preset or file (default by the machine's architecture: "
 		 "linux-4.5, riscv-6.8 or arm64-6.5)",
 		 "NAME"},
 		{"set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o->sets,
 		 "Override one JSON field, e.g. workload.threads=24 (repeatable)", "KIND.PATH=VALUE"},
-		{"seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, "Random seed (default 1)", "N"},
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &o->output,
+		{"seed", 0, 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE, "Random seed (default 1)", "N"},
+		{"output", 'o', G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Write the CSV here instead of stdout (atomically)", "FILE"},
 		{"append", 'a', 0, G_OPTION_ARG_NONE, &o->append,
 		 "Append to --output; the header only if the file is empty", NULL},
@@ -729,12 +723,12 @@ static void add_common_entries(GOptionContext *context, struct options *o)
 		 NULL},
 		{"host-time", 0, 0, G_OPTION_ARG_NONE, &o->host_time,
 		 "Fill host_seconds (makes the CSV host-dependent)", NULL},
-		{"max-events", 0, 0, G_OPTION_ARG_INT64, &o->max_events,
+		{"max-events", 0, 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Stop with exit code 4 after N events (default 2000000000; 0: no limit)", "N"},
-		{"max-sim-ns", 0, 0, G_OPTION_ARG_INT64, &o->max_sim_ns,
+		{"max-sim-ns", 0, 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Stop with exit code 4 after N ns of simulated time (default 3600 s; 0: no limit)",
 		 "N"},
-		{"max-wall-seconds", 0, 0, G_OPTION_ARG_DOUBLE, &o->max_wall_seconds,
+		{"max-wall-seconds", 0, 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Stop with exit code 4 after S seconds of wall time (default: no limit)", "S"},
 		{"no-run-ahead", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &o->no_run_ahead,
 		 "One memory access per event (slow; for checking run-ahead)", NULL},
@@ -746,20 +740,20 @@ static void add_common_entries(GOptionContext *context, struct options *o)
 static void add_single_entries(GOptionContext *context, struct options *o)
 {
 	const GOptionEntry entries[] = {
-		{"per-cpu", 0, 0, G_OPTION_ARG_FILENAME, &o->per_cpu,
+		{"per-cpu", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Write per-CPU counters as CSV to FILE", "FILE"},
 		{"label", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->labels,
 		 "Prepend a column NAME holding VALUE (repeatable; what sweep commands use)",
 		 "NAME=VALUE"},
-		{"trace", 0, 0, G_OPTION_ARG_FILENAME, &o->trace,
+		{"trace", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Write a Chrome/Perfetto trace of the run (JSON) to FILE", "FILE"},
-		{"trace-window", 0, 0, G_OPTION_ARG_STRING, &o->trace_window,
+		{"trace-window", 0, 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Trace only simulated time START..END ns (END may be empty)", "START:END"},
-		{"trace-max-events", 0, 0, G_OPTION_ARG_INT64, &o->trace_max_events,
+		{"trace-max-events", 0, 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Cut the trace after about N events (default 1000000; 0: no limit)", "N"},
-		{"timeseries", 0, 0, G_OPTION_ARG_FILENAME, &o->timeseries,
+		{"timeseries", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Write counters per --interval as CSV t_ns,cpu,metric,value to FILE", "FILE"},
-		{"interval", 0, 0, G_OPTION_ARG_INT64, &o->interval,
+		{"interval", 0, 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Interval of --timeseries in simulated ns", "NS"},
 		{"list-topologies", 0, 0, G_OPTION_ARG_NONE, &o->list_topologies,
 		 "List bundled topologies", NULL},
@@ -780,7 +774,7 @@ static void add_sweep_entries(GOptionContext *context, struct options *o)
 		 "Run every value of KEY (a --set key, or topology, workload or policy); "
 		 "repeatable: the grid is the product, the first --vary outermost",
 		 "KEY=V1,V2,..."},
-		{"jobs", 'j', 0, G_OPTION_ARG_INT, &o->jobs,
+		{"jobs", 'j', 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Run N simulations at once (default: the online CPUs)", "N"},
 		{"emit-commands", 0, 0, G_OPTION_ARG_NONE, &o->emit_commands,
 		 "Print one tlbsim command per run instead of running (for GNU parallel, Slurm)",
@@ -798,10 +792,34 @@ static bool check_common(const struct options *o)
 		g_printerr("tlbsim: --append needs --output FILE\n");
 		return false;
 	}
-	if (o->seed < 0 || o->max_events < 0 || o->max_sim_ns < 0 || o->max_wall_seconds < 0) {
-		g_printerr("tlbsim: --seed, --max-events, --max-sim-ns and --max-wall-seconds take "
-			   "non-negative numbers\n");
-		return false;
+	return true;
+}
+
+/*
+ * No two outputs to one file: one would silently replace the other (or, with
+ * --append, the CSV would get the per-CPU rows).  Compared by inode where the
+ * files exist, by path where they do not (output_same_file()).
+ */
+static bool check_outputs(const struct options *o)
+{
+	const struct {
+		const char *option, *path;
+	} outputs[] = {
+		{"--output", o->output},
+		{"--per-cpu", o->per_cpu},
+		{"--trace", o->trace},
+		{"--timeseries", o->timeseries},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(outputs); i++) {
+		for (size_t j = i + 1; outputs[i].path && j < G_N_ELEMENTS(outputs); j++) {
+			if (outputs[j].path && output_same_file(outputs[i].path, outputs[j].path)) {
+				g_printerr("tlbsim: %s %s and %s %s are the same file: one output "
+					   "would replace the other\n",
+					   outputs[i].option, outputs[i].path, outputs[j].option,
+					   outputs[j].path);
+				return false;
+			}
+		}
 	}
 	return true;
 }
@@ -854,26 +872,12 @@ static bool check_timelines(const struct options *o, struct trace_options *trace
 	}
 	if (o->trace_window && !parse_window(o->trace_window, trace, error))
 		return false;
-	if (o->trace_max_events != OPTION_UNSET) {
-		if (o->trace_max_events < 0) {
-			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-				    "--trace-max-events %" G_GINT64_FORMAT
-				    ": expected a number of events (0: no limit)",
-				    o->trace_max_events);
-			return false;
-		}
+	/* option_value() took only non-negative --trace-max-events, positive --interval. */
+	if (o->trace_max_events != OPTION_UNSET)
 		trace->max_events = (uint64_t)o->trace_max_events;
-	}
 	if (!o->timeseries != (o->interval == OPTION_UNSET)) {
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
 			    "--timeseries FILE and --interval NS go together");
-		return false;
-	}
-	if (o->timeseries && o->interval <= 0) {
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-			    "--interval %" G_GINT64_FORMAT
-			    ": expected a positive number of simulated nanoseconds",
-			    o->interval);
 		return false;
 	}
 	return true;
@@ -902,7 +906,7 @@ static int main_single(struct options *o, int argc, char **argv)
 		g_printerr("tlbsim: --topology and --workload are required (see --help)\n");
 		return EXIT_INPUT;
 	}
-	if (!check_common(o))
+	if (!check_common(o) || !check_outputs(o))
 		return EXIT_INPUT;
 	struct labels labels;
 	GError *error = NULL;
@@ -928,10 +932,6 @@ static int main_sweep(struct options *o, int argc, char **argv)
 	}
 	if (!check_common(o))
 		return EXIT_INPUT;
-	if (o->jobs < 0) {
-		g_printerr("tlbsim sweep: --jobs takes a positive number\n");
-		return EXIT_INPUT;
-	}
 	if (o->emit_commands && o->output && !o->append) {
 		/* Every command writing the same file would keep only the last row. */
 		g_printerr("tlbsim sweep: --emit-commands with --output needs --append (each "
@@ -981,6 +981,8 @@ int main(int argc, char **argv)
 	}
 	GOptionContext *context = g_option_context_new(
 		sweep ? "- run a grid of simulations into one CSV" : "- simulate TLB shootdowns");
+	/* The options reach option_value() as the main group's user data. */
+	g_option_context_set_main_group(context, g_option_group_new(NULL, NULL, NULL, &o, NULL));
 	add_common_entries(context, &o);
 	if (sweep) {
 		add_sweep_entries(context, &o);

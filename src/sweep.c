@@ -135,24 +135,6 @@ static int kind_of(const char *name, size_t len)
 	return -1;
 }
 
-/*
- * The key two spellings of one setting share: "workload.params.threads" and
- * "workload.threads" (the short form inputs.c accepts) are one key, so
- * varying both, or varying one and --set-ing the other, is refused instead of
- * one silently overriding the other.
- */
-static char *canonical_key(const char *key, size_t len)
-{
-	static const char params[] = "workload.params.";
-	size_t skip = strlen(params);
-	if (len > skip && strncmp(key, params, skip) == 0) {
-		GString *out = g_string_new("workload.");
-		g_string_append_len(out, key + skip, (gssize)(len - skip));
-		return g_string_free(out, FALSE);
-	}
-	return g_strndup(key, len);
-}
-
 /* Is @key a known kind, or KIND.PATH with a known kind?  *kind: the file
  * kind for a bare kind, else -1. */
 static bool parse_key(const char *arg, const char *key, int *file_kind, GError **error)
@@ -225,7 +207,8 @@ bool sweep_grid_add(struct sweep_grid *grid, const char *arg, GError **error)
 			    "--vary %s: the list of values is empty", arg);
 		goto out_free;
 	}
-	canonical = canonical_key(key, strlen(key));
+	/* "workload.params.threads" and "workload.threads" are one key. */
+	canonical = inputs_set_key(key, strlen(key));
 	for (unsigned a = 0; a < grid->canonical->len; a++) {
 		if (strcmp(g_ptr_array_index(grid->canonical, a), canonical) == 0) {
 			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
@@ -294,9 +277,11 @@ bool sweep_check(const struct sweep_grid *grid, const struct sweep_config *confi
 			return false;
 		}
 	}
+	if (!inputs_check_sets(config->sets, error))
+		return false;
 	for (const char *const *s = config->sets; s && *s; s++) {
 		const char *eq = strchr(*s, '=');
-		char *canonical = canonical_key(*s, eq ? (size_t)(eq - *s) : strlen(*s));
+		char *canonical = inputs_set_key(*s, eq ? (size_t)(eq - *s) : strlen(*s));
 		for (unsigned a = 0; a < grid->axes->len; a++) {
 			if (strcmp(canonical, g_ptr_array_index(grid->canonical, a)) == 0) {
 				g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,

@@ -141,7 +141,14 @@ static bool read_expr(const struct config_node *node, const char *key, bool requ
 	if (cJSON_IsNumber(item)) {
 		double v = item->valuedouble;
 		/* Range first: converting an out-of-range double is undefined. */
-		if (!(v >= -9.2e18 && v <= 9.2e18) || v != (double)(int64_t)v) {
+		if (!(v >= -9.2e18 && v <= 9.2e18)) {
+			/* JSON numbers are doubles: exact only up to 2^53. */
+			config_set_error(error, &child,
+					 "expected an integer within +-9.2e18, got %.17g (write a "
+					 "larger product as an expression string)", v);
+			return false;
+		}
+		if (v != (double)(int64_t)v) {
 			config_set_error(error, &child, "expected an integer, got %g", v);
 			return false;
 		}
@@ -732,6 +739,14 @@ static bool parse_tasks(const struct config_node *root, struct workload *w,
 		    !config_get_string(&child, "name", true, &g->name, error) ||
 		    !read_expr(&child, "count", false, &load_scope, &count, error))
 			return false;
+		/* Task names label CSV columns, traces and messages: one each. */
+		for (unsigned j = 0; j + 1 < w->nr_groups; j++) {
+			if (strcmp(w->groups[j].name, g->name) == 0) {
+				expr_free(count);
+				config_set_error(error, &child, "duplicate task name \"%s\"", g->name);
+				return false;
+			}
+		}
 		bool ok = !count || eval_load(&child, "count", count, lc, 1, WORKLOAD_MAX_TASKS, &v, error);
 		expr_free(count);
 		if (!ok)

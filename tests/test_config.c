@@ -110,6 +110,32 @@ Test(config_parse, control_characters_are_escaped)
 			  "t.json:1:2: invalid JSON near 'tru\\x01e]'");
 }
 
+/* cJSON would decode it into a string cut short at the NUL. */
+Test(config_parse, escaped_nul_is_refused)
+{
+	check_parse_error("{\n  \"name\": \"x\\u0000y\"}",
+			  "t.json:2:13: \\u0000 in a string: a NUL character cannot be part of "
+			  "a name or value");
+	/* An escaped backslash before "u0000" is not a NUL. */
+	GError *err = NULL;
+	cJSON *json = config_parse_string("{\"name\": \"x\\\\u0000y\"}", "t.json", &err);
+	cr_assert_not_null(json, "%s", err ? err->message : "");
+	cr_expect_str_eq(cJSON_GetObjectItem(json, "name")->valuestring, "x\\u0000y");
+	cJSON_Delete(json);
+}
+
+Test(config_parse, nesting_beyond_the_limit_says_so)
+{
+	GString *deep = g_string_new(NULL);
+	for (int i = 0; i < 1200; i++)
+		g_string_append(deep, "[");
+	GError *err = NULL;
+	cr_assert_null(config_parse_string(deep->str, "t.json", &err));
+	cr_expect_str_eq(err->message, "t.json:1:1001: JSON nested deeper than 1000 levels");
+	g_error_free(err);
+	g_string_free(deep, TRUE);
+}
+
 Test(config_parse, empty_input)
 {
 	check_parse_error("", "t.json: empty input, expected a JSON value");

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -104,6 +105,19 @@ static void expect_set_error(const char *set, const char *message)
 	inputs_clear(&inputs);
 }
 
+/* Loading the bundled inputs with @sets fails with @message. */
+static void expect_set_error2(const char *const *sets, const char *message)
+{
+	struct inputs inputs;
+	GError *err = NULL;
+	bool ok = load("haswell-i7", "munmap16", "linux-4.5", sets, &inputs, &err);
+	cr_assert_not(ok, "loaded with --set %s ...", sets[0]);
+	cr_expect(g_error_matches(err, TLBSIM_ERROR, TLBSIM_ERROR_INVALID), "%s", err->message);
+	cr_expect_str_eq(err->message, message);
+	g_error_free(err);
+	inputs_clear(&inputs);
+}
+
 static int64_t param(const struct workload *w, const char *name)
 {
 	int64_t v = 0;
@@ -179,8 +193,38 @@ Test(inputs_resolve, unknown_name_did_you_mean)
 			     "no topology named \"haswel-i7\" (did you mean \"haswell-i7\"?)");
 	expect_resolve_error(INPUT_POLICY, "linux-4.55",
 			     "no policy named \"linux-4.55\" (did you mean \"linux-4.5\"?)");
+	/* A name that looks like a file says there is no such file, then suggests. */
 	expect_resolve_error(INPUT_WORKLOAD, "munmap17.json",
-			     "no workload named \"munmap17.json\" (did you mean \"munmap16\"?)");
+			     "munmap17.json: no such file, nor a bundled workload (did you mean "
+			     "\"munmap16\"?)");
+}
+
+/* Not "no workload named": the name is there, but as a directory. */
+Test(inputs_resolve, directory_is_not_a_file)
+{
+	expect_resolve_error(INPUT_WORKLOAD, TLBSIM_TEST_DATA,
+			     TLBSIM_TEST_DATA ": is a directory");
+	char *cwd = g_get_current_dir();
+	cr_assert_eq(g_chdir(TLBSIM_SOURCE_DIR), 0);
+	/* "tests" is no bundled workload, and a directory here. */
+	expect_resolve_error(INPUT_WORKLOAD, "tests",
+			     "tests: is a directory (expected a workload file or a bundled name)");
+	/* A bundled name wins over a directory of that name. */
+	char *path = resolve_ok(INPUT_TOPOLOGY, "haswell-i7");
+	cr_expect_str_eq(path, HASWELL_PATH);
+	g_free(path);
+	cr_assert_eq(g_chdir(cwd), 0);
+	g_free(cwd);
+}
+
+Test(inputs_resolve, unknown_json_name_is_no_such_file)
+{
+	GError *err = NULL;
+	cr_assert_null(inputs_resolve(INPUT_POLICY, "zzzzzz.json", &err));
+	cr_expect(g_str_has_prefix(err->message, "zzzzzz.json: no such file, nor a bundled policy; "
+						 "bundled ones: "),
+		  "%s", err->message);
+	g_error_free(err);
 }
 
 Test(inputs_resolve, unknown_name_lists_the_bundled_ones)
@@ -378,33 +422,53 @@ Test(inputs_set, malformed)
 			 "or '-' at '.x'");
 }
 
-Test(inputs_set, invalid_value_gives_the_file_error)
+/*
+ * A value the reader refuses is blamed on its --set, in front of the file's
+ * own message: the file and the JSON path still say where the value went
+ * (and where the error shows, for a count computed from a parameter).
+ */
+Test(inputs_set, invalid_value_names_the_set)
 {
 	expect_set_error("workload.threads=0",
-			 MUNMAP16_PATH ": $.tasks[1].count: expected a value in [1, 65536], got 0 "
-				       "(from \"$threads\")");
+			 "--set workload.threads=0: " MUNMAP16_PATH ": $.tasks[1].count: expected "
+			 "a value in [1, 65536], got 0 (from \"$threads\")");
 	expect_set_error("policy.single_page_flush_ceiling=-1",
-			 LINUX45_PATH ": $.single_page_flush_ceiling: expected an integer in [0, "
-				      "1048576], got -1");
+			 "--set policy.single_page_flush_ceiling=-1: " LINUX45_PATH
+			 ": $.single_page_flush_ceiling: expected an integer in [0, 1048576], got "
+			 "-1");
 	expect_set_error("topology.costs.invlpg=-5",
-			 HASWELL_PATH ": $.costs.invlpg.value: expected an integer in [0, "
-				      "1000000000], got -5");
+			 "--set topology.costs.invlpg=-5: " HASWELL_PATH ": $.costs.invlpg.value: "
+			 "expected an integer in [0, 1000000000], got -5");
 	expect_set_error("policy.flush_targets=smt",
-			 LINUX45_PATH ": $.flush_targets: expected one of \"mm_cpumask\", "
-				      "\"smt_dedup\", got \"smt\" (did you mean \"smt_dedup\"?)");
+			 "--set policy.flush_targets=smt: " LINUX45_PATH ": $.flush_targets: "
+			 "expected one of \"mm_cpumask\", \"smt_dedup\", got \"smt\" (did you mean "
+			 "\"smt_dedup\"?)");
+	expect_set_error("workload.threads=abc",
+			 "--set workload.threads=abc: " MUNMAP16_PATH ": $.params.threads: column "
+			 "1: expected a number, '$name' or '(' but found 'abc' in \"abc\"");
 }
 
-Test(inputs_set, unknown_key_gives_the_file_error)
+/* An unknown key is reported on its object, and on the option. */
+Test(inputs_set, unknown_key_names_the_set)
 {
-	expect_set_error("policy.single_page_flush_cieling=3", LINUX45_PATH
+	expect_set_error("policy.single_page_flush_cieling=3",
+			 "--set policy.single_page_flush_cieling=3: " LINUX45_PATH
 			 ": $: unknown key \"single_page_flush_cieling\" (did you mean "
 			 "\"single_page_flush_ceiling\"?)");
 	expect_set_error("workload.report.summry=x",
-			 MUNMAP16_PATH ": $.report: unknown key \"summry\" (did you mean "
-				       "\"summary\"?)");
+			 "--set workload.report.summry=x: " MUNMAP16_PATH ": $.report: unknown key "
+			 "\"summry\" (did you mean \"summary\"?)");
 	expect_set_error("topology.costs.invlgp=1",
-			 HASWELL_PATH ": $.costs: unknown key \"invlgp\" (did you mean "
-				      "\"invlpg\"?)");
+			 "--set topology.costs.invlgp=1: " HASWELL_PATH ": $.costs: unknown key "
+			 "\"invlgp\" (did you mean \"invlpg\"?)");
+	expect_set_error("topology.costs.ipi_latency.sockett=5",
+			 "--set topology.costs.ipi_latency.sockett=5: " HASWELL_PATH
+			 ": $.costs.ipi_latency: unknown key \"sockett\" (did you mean "
+			 "\"socket\"?)");
+	/* A path copied from a message, with its "$.". */
+	expect_set_error("topology.$.costs.invlgp=1",
+			 "--set topology.$.costs.invlgp=1: " HASWELL_PATH ": $.costs: unknown key "
+			 "\"invlgp\" (did you mean \"invlpg\"?)");
 }
 
 /* ---- $TLBSIM_DATADIR ---------------------------------------------------------- */
@@ -561,4 +625,125 @@ Test(inputs_set, misspelt_workload_parameter_gets_a_suggestion)
 	expect_set_error("workload.treads=3",
 			 "--set workload.treads=3: the workload has no parameter or key \"treads\" "
 			 "(did you mean \"threads\"?)");
+}
+
+/* The long form of a parameter is checked like the short one: a new
+ * parameter would be read by nothing. */
+Test(inputs_set, misspelt_parameter_in_the_long_form)
+{
+	expect_set_error("workload.params.threadz=3",
+			 "--set workload.params.threadz=3: the workload has no parameter "
+			 "\"threadz\" (did you mean \"threads\"?)");
+	expect_set_error("workload.$.params.threadz=3",
+			 "--set workload.$.params.threadz=3: the workload has no parameter "
+			 "\"threadz\" (did you mean \"threads\"?)");
+	/* The whole object may still be replaced (munmap16's, smaller). */
+	const char *const sets[] = {"workload.params={\"threads\": 2, \"pages_per_munmap\": 64, "
+				    "\"accessed_pages\": 512, \"file_size\": \"1M\", "
+				    "\"munmaps\": \"$file_size / 4096 / $pages_per_munmap\", "
+				    "\"write\": 0, \"tail_ms\": 1, \"access_cycles\": 3}",
+				    NULL};
+	struct inputs inputs;
+	load_default_ok(sets, &inputs);
+	cr_expect_eq(param(inputs.workload, "threads"), 2);
+	cr_expect_eq(param(inputs.workload, "munmaps"), 4);
+	inputs_clear(&inputs);
+}
+
+/* The last of several --set options is not blamed for another's mistake. */
+Test(inputs_set, the_guilty_set_among_several)
+{
+	expect_set_error2((const char *const[]){"topology.costs.invlpg=200",
+						 "topology.costs.ipi_latency.sockett=5",
+						 "topology.costs.flush_all=1000",
+						 "workload.threads=3", NULL},
+			  "--set topology.costs.ipi_latency.sockett=5: " HASWELL_PATH
+			  ": $.costs.ipi_latency: unknown key \"sockett\" (did you mean "
+			  "\"socket\"?)");
+	expect_set_error2((const char *const[]){"workload.threads=0", "workload.tail_ms=2",
+						 NULL},
+			  "--set workload.threads=0: " MUNMAP16_PATH ": $.tasks[1].count: "
+			  "expected a value in [1, 65536], got 0 (from \"$threads\")");
+}
+
+/* A mistake in the file stays the file's, whatever --set options are given. */
+Test(inputs_set, error_of_the_file_itself_names_the_file)
+{
+	char *text = NULL;
+	cr_assert(g_file_get_contents(TLBSIM_TEST_DATA "/tiny-2cpu.json", &text, NULL, NULL));
+	cJSON *json = cJSON_Parse(text);
+	cr_assert_not_null(json);
+	cJSON_AddNumberToObject(cJSON_GetObjectItemCaseSensitive(json, "costs"), "invlgp", 1);
+	char *broken_text = cJSON_Print(json);
+	char *dir = g_dir_make_tmp("tlbsim-test-inputs-XXXXXX", NULL);
+	cr_assert_not_null(dir);
+	char *broken = g_build_filename(dir, "broken.json", NULL);
+	cr_assert(g_file_set_contents(broken, broken_text, -1, NULL));
+
+	const char *const sets[] = {"topology.costs.invlpg=5", NULL};
+	struct inputs inputs;
+	GError *err = NULL;
+	cr_assert_not(load(broken, TLBSIM_TEST_DATA "/wl-all-ops.json", "linux-4.5", sets,
+			   &inputs, &err));
+	char *want = g_strconcat(broken, ": $.costs: unknown key \"invlgp\"", NULL);
+	cr_expect(g_str_has_prefix(err->message, want), "%s", err->message);
+	g_error_free(err);
+	inputs_clear(&inputs);
+
+	g_free(want);
+	g_remove(broken);
+	g_rmdir(dir);
+	g_free(broken);
+	g_free(dir);
+	cJSON_free(broken_text);
+	cJSON_Delete(json);
+	g_free(text);
+}
+
+/* One setting given twice: the second would silently win, so it is refused,
+ * in either spelling, as --vary refuses a key varied twice. */
+Test(inputs_set, same_key_twice_is_refused)
+{
+	expect_set_error2((const char *const[]){"workload.threads=2", "workload.threads=3", NULL},
+			  "--set workload.threads=3: \"workload.threads\" is already set by --set "
+			  "workload.threads=2");
+	expect_set_error2((const char *const[]){"workload.params.threads=2",
+						 "topology.costs.invlpg=5", "workload.threads=3",
+						 NULL},
+			  "--set workload.threads=3: \"workload.threads\" is already set by --set "
+			  "workload.params.threads=2");
+	expect_set_error2((const char *const[]){"topology.costs.invlpg=2",
+						 "topology.$.costs.invlpg=3", NULL},
+			  "--set topology.$.costs.invlpg=3: \"topology.$.costs.invlpg\" is already "
+			  "set by --set topology.costs.invlpg=2");
+	/* Different settings, even nested ones, are not the same key. */
+	GError *err = NULL;
+	cr_expect(inputs_check_sets((const char *const[]){"topology.costs={\"invlpg\": 1}",
+							   "topology.costs.invlpg=2",
+							   "policy.costs.invlpg=2", NULL},
+				    &err),
+		  "%s", err ? err->message : "");
+	cr_expect(inputs_check_sets(NULL, &err));
+}
+
+Test(inputs_set, key_of_a_setting)
+{
+	const struct {
+		const char *arg, *key;
+	} cases[] = {
+		{"workload.threads=3", "workload.threads"},
+		{"workload.params.threads=3", "workload.threads"},
+		{"workload.$.params.threads=3", "workload.threads"},
+		{"topology.$.costs.invlpg=3", "topology.costs.invlpg"},
+		{"policy.params.x=1", "policy.params.x"},
+		{"workload.params=3", "workload.params"},
+		{"topology", "topology"},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		const char *eq = strchr(cases[i].arg, '=');
+		size_t len = eq ? (size_t)(eq - cases[i].arg) : strlen(cases[i].arg);
+		char *key = inputs_set_key(cases[i].arg, len);
+		cr_expect_str_eq(key, cases[i].key, "%s", cases[i].arg);
+		g_free(key);
+	}
 }

@@ -606,3 +606,40 @@ Test(sweep_run, file_axis)
 	g_string_free(rows, TRUE);
 	sweep_grid_free(grid);
 }
+
+/* One --set key given twice is refused before anything loads, as a key
+ * varied twice is (inputs_check_sets()). */
+Test(sweep_grid, check_set_twice)
+{
+	const char *const sets[] = {"workload.threads=1", "workload.params.threads=2", NULL};
+	expect_check_error((const char *const[]){"workload.tail_ms=1,2", NULL}, config_for(sets),
+			   "--set workload.params.threads=2: \"workload.params.threads\" is "
+			   "already set by --set workload.threads=1");
+}
+
+/* A misspelt parameter in the long form would give identical rows: refused,
+ * with a suggestion, like the short form. */
+Test(sweep_run, misspelt_parameter_in_the_long_form)
+{
+	struct outcome o =
+		run_grid((const char *const[]){"workload.params.threadz=1,2", NULL}, NULL, 2, NULL);
+	cr_assert_not(o.ok);
+	cr_expect_str_empty(o.rows->str);
+	cr_expect_str_eq(o.error->message,
+			 "run 1 of 2 (workload.params.threadz=1): --set "
+			 "workload.params.threadz=1: the workload has no parameter \"threadz\" "
+			 "(did you mean \"threads\"?)");
+	outcome_clear(&o);
+}
+
+/* A value the reader refuses names the axis's --set, then the file. */
+Test(sweep_run, unknown_key_names_the_set)
+{
+	struct outcome o =
+		run_grid((const char *const[]){"topology.costs.invlgp=1,2", NULL}, NULL, 2, NULL);
+	cr_assert_not(o.ok);
+	cr_expect_str_eq(o.error->message,
+			 "run 1 of 2 (topology.costs.invlgp=1): --set topology.costs.invlgp=1: "
+			 TINY ": $.costs: unknown key \"invlgp\" (did you mean \"invlpg\"?)");
+	outcome_clear(&o);
+}

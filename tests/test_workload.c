@@ -756,10 +756,17 @@ Test(workload_errors, non_integer_values)
 	/* Out of int64's range: refused before any conversion. */
 	expect_program_error(
 	    "{\"op\": \"compute\", \"cycles\": 1e30}",
-	    "t.json: $.tasks[0].program[0].cycles: expected an integer, got 1e+30");
+	    "t.json: $.tasks[0].program[0].cycles: expected an integer within +-9.2e18, got "
+	    "1e+30 (write a larger product as an expression string)");
 	expect_program_error(
 	    "{\"op\": \"compute\", \"cycles\": -1e19}",
-	    "t.json: $.tasks[0].program[0].cycles: expected an integer, got -1e+19");
+	    "t.json: $.tasks[0].program[0].cycles: expected an integer within +-9.2e18, got "
+	    "-1e+19 (write a larger product as an expression string)");
+	/* INT64_MAX as a literal is 2^63 as a double: outside, said so. */
+	expect_program_error(
+	    "{\"op\": \"compute\", \"cycles\": 9223372036854775807}",
+	    "t.json: $.tasks[0].program[0].cycles: expected an integer within +-9.2e18, got "
+	    "9.2233720368547758e+18 (write a larger product as an expression string)");
 	expect_program_error("{\"op\": \"compute\", \"cycles\": [1]}",
 			     "t.json: $.tasks[0].program[0].cycles: expected an integer or an "
 			     "expression string such as \"$pages * 2\"");
@@ -998,6 +1005,14 @@ Test(workload_errors, sleep_units)
 	expect_program_error("{\"op\": \"sleep\", \"s\": 1}",
 			     "t.json: $.tasks[0].program[0]: unknown key \"s\" (did you mean "
 			     "\"ns\"?)");
+}
+
+Test(workload_errors, duplicate_task_names)
+{
+	expect_error("{\"name\": \"t\", \"tasks\": [{\"name\": \"a\", \"program\": "
+		     "[{\"op\": \"yield\"}]}, {\"name\": \"a\", \"program\": [{\"op\": "
+		     "\"yield\"}]}]}",
+		     "t.json: $.tasks[1]: duplicate task name \"a\"");
 }
 
 Test(workload_errors, flags)

@@ -87,7 +87,8 @@ struct sweep_config {
 /**
  * sweep_check() - the grid and the config fit together: at least one axis;
  * each input either named in @config or varied by an axis, not both; no axis
- * key also given with --set.  Errors: TLBSIM_ERROR_INVALID.
+ * key also given with --set, and no key given with --set twice
+ * (inputs_check_sets()).  Errors: TLBSIM_ERROR_INVALID.
  */
 bool sweep_check(const struct sweep_grid *grid, const struct sweep_config *config, GError **error);
 

@@ -1,0 +1,226 @@
+/*
+ * Tests of src/output.c: where an output goes (a regular file through a
+ * temporary file and a rename, a link's target, into a FIFO, never a
+ * directory), appends that are all or nothing, errors that keep the errno
+ * and name the file, and which two paths are one file.
+ *
+ * Each test works in a scratch directory of its own, made by .init and
+ * removed by .fini.  Criterion runs each test in its own process, so the
+ * file-size limits set here (to make writes fail with EFBIG, as a full disk
+ * would with ENOSPC) end with the test.
+ */
+#define _POSIX_C_SOURCE 200809L /* symlink(), mkfifo() */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include "tlbsim/error.h"
+#include "tlbsim/output.h"
+
+static char *dir;
+
+static void dir_make(void)
+{
+	dir = g_dir_make_tmp("tlbsim-test-output-XXXXXX", NULL);
+	cr_assert_not_null(dir);
+	cr_assert_eq(g_chdir(dir), 0);
+}
+
+static void dir_remove(void)
+{
+	GDir *d = g_dir_open(dir, 0, NULL);
+	const char *name;
+	while (d && (name = g_dir_read_name(d))) {
+		char *path = g_build_filename(dir, name, NULL);
+		g_unlink(path);
+		g_free(path);
+	}
+	if (d)
+		g_dir_close(d);
+	g_rmdir(dir);
+	g_free(dir);
+}
+
+TestSuite(output, .init = dir_make, .fini = dir_remove);
+
+static char *contents(const char *name)
+{
+	char *text = NULL;
+	cr_assert(g_file_get_contents(name, &text, NULL, NULL), "cannot read %s", name);
+	return text;
+}
+
+static int compare_names(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in the scratch directory, sorted, joined with spaces. */
+static char *listing(void)
+{
+	GDir *d = g_dir_open(dir, 0, NULL);
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	const char *name;
+	while ((name = g_dir_read_name(d)))
+		g_ptr_array_add(names, g_strdup(name));
+	g_dir_close(d);
+	g_ptr_array_sort(names, compare_names);
+	g_ptr_array_add(names, NULL);
+	char *joined = g_strjoinv(" ", (char **)names->pdata);
+	g_ptr_array_free(names, TRUE);
+	return joined;
+}
+
+/* Later writes to files fail with EFBIG past @bytes, instead of a signal. */
+static void limit_file_size(rlim_t bytes)
+{
+	signal(SIGXFSZ, SIG_IGN);
+	struct rlimit rl = {bytes, bytes};
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+}
+
+Test(output, regular_file_replaced_whole)
+{
+	cr_assert(g_file_set_contents("out.csv", "old contents\n", -1, NULL));
+	GError *error = NULL;
+	cr_assert(output_write("out.csv", "new\n", 4, &error), "%s", error ? error->message : "");
+	char *text = contents("out.csv");
+	cr_expect_str_eq(text, "new\n");
+	g_free(text);
+	char *list = listing();
+	cr_expect_str_eq(list, "out.csv", "a temporary file was left: %s", list);
+	g_free(list);
+}
+
+Test(output, link_followed_and_kept)
+{
+	cr_assert(g_file_set_contents("real.json", "old\n", -1, NULL));
+	cr_assert_eq(symlink("real.json", "link.json"), 0);
+	struct output_file *f = output_open("link.json", NULL);
+	cr_assert_not_null(f);
+	fputs("{}\n", output_stream(f));
+	cr_assert(output_finish(f, NULL));
+	cr_assert(output_commit(f, NULL));
+	output_free(f);
+	struct stat st;
+	cr_assert_eq(lstat("link.json", &st), 0);
+	cr_expect(S_ISLNK(st.st_mode), "the link was replaced");
+	char *text = contents("real.json");
+	cr_expect_str_eq(text, "{}\n");
+	g_free(text);
+}
+
+/* A stream for a FIFO waits in a temporary file: nothing before the commit. */
+Test(output, fifo_written_into_at_commit)
+{
+	cr_assert_eq(mkfifo("fifo", 0600), 0);
+	int reader = open("fifo", O_RDONLY | O_NONBLOCK);
+	cr_assert_geq(reader, 0);
+	struct output_file *f = output_open("fifo", NULL);
+	cr_assert_not_null(f);
+	fputs("t_ns,cpu\n", output_stream(f));
+	cr_assert(output_finish(f, NULL));
+	char buf[64] = {0};
+	cr_expect_leq(read(reader, buf, sizeof(buf) - 1), 0, "written before the commit");
+	cr_assert(output_commit(f, NULL));
+	output_free(f);
+	cr_expect_eq(read(reader, buf, sizeof(buf) - 1), 9);
+	cr_expect_str_eq(buf, "t_ns,cpu\n");
+	close(reader);
+	struct stat st;
+	cr_assert_eq(lstat("fifo", &st), 0);
+	cr_expect(S_ISFIFO(st.st_mode), "the FIFO was replaced");
+}
+
+Test(output, directory_refused)
+{
+	cr_assert_eq(g_mkdir("sub", 0700), 0);
+	GError *error = NULL;
+	cr_assert_null(output_open("sub", &error));
+	cr_expect_str_eq(error->message, "cannot write sub: Is a directory");
+	g_clear_error(&error);
+	cr_assert_not(output_write("no-such-dir/x.csv", "x", 1, &error));
+	cr_expect_str_eq(error->message,
+			 "cannot write no-such-dir/x.csv: cannot create a temporary file in "
+			 "no-such-dir: No such file or directory");
+	g_error_free(error);
+}
+
+/* A failed write of a stream is reported with its own errno, at the finish,
+ * and nothing is left. */
+Test(output, failed_stream_keeps_the_errno)
+{
+	limit_file_size(100);
+	struct output_file *f = output_open("t.json", NULL);
+	cr_assert_not_null(f);
+	for (int i = 0; i < 1000; i++)
+		fputs("{\"name\":\"x\"},\n", output_stream(f));
+	errno = ENOENT; /* what the calls since the failed write may have left */
+	GError *error = NULL;
+	cr_assert_not(output_finish(f, &error));
+	cr_expect_str_eq(error->message, "cannot write t.json: File too large");
+	g_error_free(error);
+	output_free(f);
+	char *list = listing();
+	cr_expect_str_eq(list, "", "left behind: %s", list);
+	g_free(list);
+}
+
+Test(output, revert_removes_what_the_commit_renamed)
+{
+	struct output_file *f = output_open("p.csv", NULL);
+	cr_assert_not_null(f);
+	cr_assert(output_finish(f, NULL) && output_commit(f, NULL));
+	cr_expect(g_file_test("p.csv", G_FILE_TEST_EXISTS));
+	output_revert(f);
+	cr_expect_not(g_file_test("p.csv", G_FILE_TEST_EXISTS));
+	output_free(f);
+}
+
+Test(output, append_header_only_when_empty)
+{
+	cr_assert(output_append("all.csv", "h\n", "1\n", NULL));
+	cr_assert(output_append("all.csv", "h\n", "2\n", NULL));
+	cr_assert(output_append("all.csv", NULL, "3\n", NULL));
+	char *text = contents("all.csv");
+	cr_expect_str_eq(text, "h\n1\n2\n3\n");
+	g_free(text);
+}
+
+/* Cut short part-way (the limit stands for a full disk): truncated back. */
+Test(output, failed_append_truncates_back)
+{
+	cr_assert(output_append("all.csv", "header\n", "row 1\n", NULL));
+	limit_file_size(20);
+	GError *error = NULL;
+	cr_assert_not(output_append("all.csv", "header\n", "a row longer than the limit\n",
+				    &error));
+	cr_expect_str_eq(error->message, "cannot append to all.csv: File too large");
+	g_error_free(error);
+	char *text = contents("all.csv");
+	cr_expect_str_eq(text, "header\nrow 1\n", "half a row was left");
+	g_free(text);
+}
+
+Test(output, same_file)
+{
+	cr_assert(g_file_set_contents("a.csv", "", -1, NULL));
+	cr_assert_eq(symlink("a.csv", "l.csv"), 0);
+	cr_assert_eq(link("a.csv", "h.csv"), 0);
+	cr_assert_eq(g_mkdir("sub", 0700), 0);
+	cr_expect(output_same_file("a.csv", "./a.csv"));
+	cr_expect(output_same_file("a.csv", "l.csv"), "through a link");
+	cr_expect(output_same_file("a.csv", "h.csv"), "a hard link");
+	cr_expect(output_same_file("new.csv", "sub/../new.csv"), "neither exists");
+	cr_expect_not(output_same_file("a.csv", "new.csv"));
+	cr_expect_not(output_same_file("new.csv", "other.csv"));
+	/* One device or FIFO may take several outputs, one after the other. */
+	cr_expect_not(output_same_file("/dev/null", "/dev/null"));
+	g_rmdir("sub");
+}
