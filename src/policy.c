@@ -107,6 +107,38 @@ static bool policy_read_shift(const struct config_node *node, struct policy *pol
 	return true;
 }
 
+/*
+ * A knob the policy's mechanisms never read is refused: a --set of the 3.x
+ * shift on a 3.16+ rule (or of one architecture's threshold on another)
+ * would otherwise change nothing, silently.
+ */
+static bool policy_check_applies(const struct config_node *root, const struct policy *policy,
+				 GError **error)
+{
+	const struct {
+		const char *key;
+		bool applies;
+		const char *because;
+	} knobs[] = {
+	    {"tlb_flushall_shift", policy->range == &flush_range_tlb_flushall_shift,
+	     "range_flush \"tlb_flushall_shift\""},
+	    {"single_page_flush_ceiling", policy->range != &flush_range_tlb_flushall_shift,
+	     "range_flush \"single_page_flush_ceiling\""},
+	    {"riscv_flush_all_threshold", policy->arch->arch == ARCH_RISCV, "arch \"riscv\""},
+	    {"arm64_max_tlbi_ops", policy->arch->arch == ARCH_ARM64, "arch \"arm64\""},
+	};
+	for (unsigned i = 0; i < G_N_ELEMENTS(knobs); i++) {
+		if (knobs[i].applies || !cJSON_GetObjectItemCaseSensitive(root->json, knobs[i].key))
+			continue;
+		struct config_node node = config_child(root, knobs[i].key);
+		config_set_error(error, &node, "only %s reads it; this policy has range_flush \"%s\" "
+				 "and arch \"%s\"", knobs[i].because, policy->range->name,
+				 policy->arch->name);
+		return false;
+	}
+	return true;
+}
+
 static bool policy_read_sched(const struct config_node *node, struct sched_params *sched,
 			      GError **error)
 {
@@ -211,6 +243,8 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 				 policy->arch->name);
 		goto out_free_policy;
 	}
+	if (!policy_check_applies(&root, policy, error))
+		goto out_free_policy;
 	policy->single_page_flush_ceiling = (unsigned)ceiling;
 	policy->munmap_flush_range = (enum munmap_flush_range)munmap_range;
 	if (!policy->description)

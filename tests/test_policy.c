@@ -71,10 +71,18 @@ static void expect_error(const char *text, const char *message)
 	g_error_free(err);
 }
 
-/* A policy with the required keys and @extra (members, without braces). */
+/* A policy with the required keys and @extra (members, without braces); with
+ * the 3.x rule when @extra sets its shift, which no other rule reads. */
 static char *with(const char *extra)
 {
-	return g_strdup_printf("{" REQUIRED "%s%s}", *extra ? ", " : "", extra);
+	char *text = g_strdup_printf("{" REQUIRED "%s%s}", *extra ? ", " : "", extra);
+	if (strstr(extra, "\"tlb_flushall_shift\"")) {
+		char **parts = g_strsplit(text, "\"range_flush\": \"single_page_flush_ceiling\"", 2);
+		g_free(text);
+		text = g_strjoinv("\"range_flush\": \"tlb_flushall_shift\"", parts);
+		g_strfreev(parts);
+	}
+	return text;
 }
 
 static struct policy *with_ok(const char *extra)
@@ -167,7 +175,7 @@ Test(policy_bundled, custom_fixture_sets_every_knob)
 	cr_expect_str_eq(p->name, "pol-custom");
 	cr_expect_eq(p->range, &flush_range_tlb_flushall_shift);
 	cr_expect_eq(p->tlb_flushall_shift, 2, "a number with its source");
-	cr_expect_eq(p->single_page_flush_ceiling, 8);
+	cr_expect_eq(p->single_page_flush_ceiling, 33, "the 3.x rule does not read it");
 	cr_expect_eq(p->munmap_flush_range, MUNMAP_FLUSH_VMA);
 	cr_expect_eq(p->targets, &flush_targets_smt_dedup);
 	cr_expect_eq(p->sched.latency_ns, 24000000);
@@ -260,6 +268,25 @@ Test(policy_shift, cpu_or_integer)
 	p = with_ok("\"tlb_flushall_shift\": {\"value\": 5, \"source\": \"a table\"}");
 	cr_expect_eq(p->tlb_flushall_shift, 5);
 	policy_free(p);
+}
+
+/* Knobs no mechanism of the policy reads are refused, not ignored. */
+Test(policy_shift, knobs_of_other_rules_are_refused)
+{
+	expect_error("{" REQUIRED ", \"tlb_flushall_shift\": 2}",
+		     "t.json: $.tlb_flushall_shift: only range_flush \"tlb_flushall_shift\" reads "
+		     "it; this policy has range_flush \"single_page_flush_ceiling\" and arch "
+		     "\"x86\"");
+	expect_with_error("\"tlb_flushall_shift\": 2, \"single_page_flush_ceiling\": 8",
+			  "t.json: $.single_page_flush_ceiling: only range_flush "
+			  "\"single_page_flush_ceiling\" reads it; this policy has range_flush "
+			  "\"tlb_flushall_shift\" and arch \"x86\"");
+	expect_with_error("\"riscv_flush_all_threshold\": 4",
+			  "t.json: $.riscv_flush_all_threshold: only arch \"riscv\" reads it; this "
+			  "policy has range_flush \"single_page_flush_ceiling\" and arch \"x86\"");
+	expect_with_error("\"arm64_max_tlbi_ops\": 4",
+			  "t.json: $.arm64_max_tlbi_ops: only arch \"arm64\" reads it; this policy "
+			  "has range_flush \"single_page_flush_ceiling\" and arch \"x86\"");
 }
 
 Test(policy_shift, refused_values)
