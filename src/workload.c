@@ -123,6 +123,9 @@ static const char *scope_suggest(const struct scope *scope, const char *name)
  * expr.h syntax whose variables all exist in @scope.  Absent and optional:
  * *out stays NULL.
  */
+/* Characters of a bad expression quoted in its error message. */
+#define EXPR_QUOTE_CHARS 80
+
 static bool read_expr(const struct config_node *node, const char *key, bool required,
 		      const struct scope *scope, struct expr **out, GError **error)
 {
@@ -163,8 +166,14 @@ static bool read_expr(const struct config_node *node, const char *key, bool requ
 	GError *parse_error = NULL;
 	struct expr *expr = expr_parse(item->valuestring, &parse_error);
 	if (!expr) {
-		config_set_error(error, &child, "%s in \"%s\"", parse_error->message,
-				 item->valuestring);
+		/* The message says where; quote a long expression's start only
+		 * (whole characters: config.c checked the string is UTF-8). */
+		const char *text = item->valuestring;
+		bool cut = g_utf8_strlen(text, -1) > EXPR_QUOTE_CHARS;
+		int shown = cut ? (int)(g_utf8_offset_to_pointer(text, EXPR_QUOTE_CHARS) - text)
+				: (int)strlen(text);
+		config_set_error(error, &child, "%s in \"%.*s%s\"", parse_error->message, shown,
+				 text, cut ? "..." : "");
 		g_error_free(parse_error);
 		return false;
 	}

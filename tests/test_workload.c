@@ -1007,6 +1007,27 @@ Test(workload_errors, sleep_units)
 			     "\"ns\"?)");
 }
 
+/* A long bad expression is quoted by its start: the column says where. */
+Test(workload_errors, long_bad_expression_is_quoted_short)
+{
+	GString *deep = g_string_new(NULL);
+	for (int i = 0; i < 200; i++)
+		g_string_append(deep, "(");
+	char *program = g_strdup_printf("{\"op\": \"compute\", \"cycles\": \"%s1\"}", deep->str);
+	char *text = with_program(program);
+	GError *err = NULL;
+	cJSON *json = config_parse_string(text, "t.json", &err);
+	cr_assert_not_null(json);
+	cr_assert_null(workload_from_json(json, "t.json", 2, &err));
+	cr_expect_lt(strlen(err->message), 200, "%s", err->message);
+	cr_expect(strstr(err->message, "((((...\"") != NULL, "%s", err->message);
+	g_error_free(err);
+	cJSON_Delete(json);
+	g_free(text);
+	g_free(program);
+	g_string_free(deep, TRUE);
+}
+
 Test(workload_errors, duplicate_task_names)
 {
 	expect_error("{\"name\": \"t\", \"tasks\": [{\"name\": \"a\", \"program\": "
