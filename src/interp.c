@@ -315,7 +315,6 @@ static bool access_begin(struct itask *ts, const struct op *op)
 }
 
 struct flag_store {
-	struct interp *ip;
 	struct itask *writer;
 	unsigned flag;
 	int64_t value;
@@ -664,7 +663,7 @@ static void flag_store_event(void *target, uint64_t unused)
 {
 	(void)unused;
 	struct flag_store *store = target;
-	struct interp *ip = store->ip;
+	struct interp *ip = store->writer->interp;
 	struct kernel *k = ip->k;
 	GPtrArray *waiters = ip->flag_waiters[store->flag];
 	ip->flags[store->flag] = store->value;
@@ -687,7 +686,7 @@ static void flag_set(struct kernel *k, struct itask *ts, unsigned flag, int64_t 
 		     uint64_t now)
 {
 	struct flag_store *store = kernel_alloc(k, sizeof(*store));
-	*store = (struct flag_store){.ip = ts->interp, .writer = ts, .flag = flag, .value = value,
+	*store = (struct flag_store){.writer = ts, .flag = flag, .value = value,
 				     .next_own = ts->own_stores};
 	ts->own_stores = store;
 	engine_schedule(k->engine, now + k->machine->lookahead, LANE_GLOBAL, flag_store_event,
@@ -943,8 +942,9 @@ char *interp_blocked_summary(const struct interp *ip)
 		const GPtrArray *waiters = ip->flag_waiters[f];
 		for (unsigned i = 0; i < waiters->len; i++, blocked++) {
 			const struct itask *ts = g_ptr_array_index(waiters, i);
-			if (shown++ == 4)
+			if (shown == 4)
 				continue;
+			shown++;
 			const struct frame *fr = &ts->frames[ts->depth - 1];
 			g_string_append_printf(out, "%s%s %u at %s waits on flag \"%s\" (now %"
 					       G_GINT64_FORMAT ")", out->len ? "; " : "",

@@ -14,6 +14,26 @@ static const char *waits_forever =
 	"  {\"name\": \"waiter\", \"program\": [{\"op\": \"wait_flag\", \"flag\": \"go\", \"value\": 2}]},"
 	"  {\"name\": \"setter\", \"program\": [{\"op\": \"set_flag\", \"flag\": \"go\", \"value\": 1}]}]}";
 
+/* Six blocked tasks: the first four named, the rest counted. */
+Test(sim, many_blocked_tasks_are_summed_up)
+{
+	int code = -1;
+	char *msg = support_run_error(
+	    "tiny-2cpu.json", "linux-4.5", NULL,
+	    "{\"name\": \"stuck\", \"tasks\": ["
+	    "  {\"name\": \"waiter\", \"count\": 6, \"program\": ["
+	    "    {\"op\": \"wait_flag\", \"flag\": \"go\", \"value\": 2}]},"
+	    "  {\"name\": \"setter\", \"program\": ["
+	    "    {\"op\": \"set_flag\", \"flag\": \"go\", \"value\": 1}]}]}",
+	    &code);
+	cr_assert(strstr(msg, "6 task(s) still blocked") != NULL, "%s", msg);
+	char **named = g_strsplit(msg, " waits on flag ", -1);
+	cr_expect_eq(g_strv_length(named) - 1, 4, "%s", msg);
+	cr_expect(g_str_has_suffix(msg, "; and 2 more"), "%s", msg);
+	g_strfreev(named);
+	g_free(msg);
+}
+
 Test(sim, blocked_tasks_at_the_end_are_an_error)
 {
 	int code = -1;
