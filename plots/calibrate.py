@@ -16,7 +16,6 @@ apart from the cells left out of the fit (plots/validate.py imports FITS).
 Python 3 standard library only.
 """
 import argparse
-import json
 import os
 import re
 import statistics
@@ -49,9 +48,8 @@ def published_ns_call(cell):
 
 
 def current_values(machine, params):
-    with open(os.path.join(TOPOLOGIES, machine + ".json")) as f:
-        costs = json.load(f)["costs"]
-    return {k: float(costs[k]["value"]) for k in params}
+    return {k: float(validate.topology_value(machine, "costs", k, directory=TOPOLOGIES))
+            for k in params}
 
 
 def simulate(machine, cells, values, tlbsim, jobs):

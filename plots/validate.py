@@ -1291,9 +1291,9 @@ plot dat('d') using 1:2 with linespoints pt 7 lc rgb '#d73027' title 'Hansen 201
 # 5. Lazy TLB "even lazier" (calibration.md C)
 # ==========================================================================
 
-def topology_value(name, *path):
-    """A number from topologies/NAME.json: {"value": V, "source": ...} or a bare V."""
-    with open(os.path.join(ROOT, "topologies", name + ".json")) as f:
+def topology_value(name, *path, directory=os.path.join(ROOT, "topologies")):
+    """A number from DIRECTORY/NAME.json: {"value": V, "source": ...} or a bare V."""
+    with open(os.path.join(directory, name + ".json")) as f:
         node = json.load(f)
     for key in path:
         node = node[key]

@@ -1,4 +1,5 @@
 /* See support.h. */
+#include <string.h>
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "support.h"
@@ -113,4 +114,25 @@ void support_run_free(struct support_run *r)
 	workload_free(r->workload);
 	policy_free(r->policy);
 	topology_free(r->topology);
+}
+
+static int compare_names(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *support_dir_listing(const char *dir)
+{
+	GDir *d = g_dir_open(dir, 0, NULL);
+	cr_assert_not_null(d, "cannot list %s", dir);
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	const char *name;
+	while ((name = g_dir_read_name(d)))
+		g_ptr_array_add(names, g_strdup(name));
+	g_dir_close(d);
+	g_ptr_array_sort(names, compare_names);
+	g_ptr_array_add(names, NULL);
+	char *joined = g_strjoinv(" ", (char **)names->pdata);
+	g_ptr_array_free(names, TRUE);
+	return joined;
 }

@@ -36,6 +36,9 @@ void support_run_free(struct support_run *run);
 char *support_run_error(const char *topology, const char *policy, const char *const *sets,
 			const char *workload_json, int *code);
 
+/* The names in directory @dir, sorted, joined with spaces ("" if empty); g_free(). */
+char *support_dir_listing(const char *dir);
+
 #define CPU(run, cpu, field) ((run).result->per_cpu[(cpu)].field)
 
 #endif

@@ -26,6 +26,7 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include "support.h"
 #include "tlbsim/counters.h"
 #include "tlbsim/report.h"
 
@@ -215,31 +216,9 @@ static char *read_tmp(const char *name)
 	return text;
 }
 
-static int compare_names(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Names in the scratch directory, sorted, joined with spaces ("" if empty). */
-static char *tmp_listing(void)
-{
-	GDir *d = g_dir_open(tmp_dir, 0, NULL);
-	cr_assert_not_null(d);
-	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	const char *name;
-	while ((name = g_dir_read_name(d)))
-		g_ptr_array_add(names, g_strdup(name));
-	g_dir_close(d);
-	g_ptr_array_sort(names, compare_names);
-	g_ptr_array_add(names, NULL);
-	char *list = g_strjoinv(" ", (char **)names->pdata);
-	g_ptr_array_free(names, TRUE);
-	return list;
-}
-
 static void expect_tmp_listing(const char *expected)
 {
-	char *list = tmp_listing();
+	char *list = support_dir_listing(tmp_dir);
 	cr_expect_str_eq(list, expected, "scratch directory holds \"%s\"", list);
 	g_free(list);
 }

@@ -20,6 +20,7 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include "support.h"
 #include "tlbsim/error.h"
 #include "tlbsim/output.h"
 
@@ -56,27 +57,6 @@ static char *contents(const char *name)
 	return text;
 }
 
-static int compare_names(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The names in the scratch directory, sorted, joined with spaces. */
-static char *listing(void)
-{
-	GDir *d = g_dir_open(dir, 0, NULL);
-	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	const char *name;
-	while ((name = g_dir_read_name(d)))
-		g_ptr_array_add(names, g_strdup(name));
-	g_dir_close(d);
-	g_ptr_array_sort(names, compare_names);
-	g_ptr_array_add(names, NULL);
-	char *joined = g_strjoinv(" ", (char **)names->pdata);
-	g_ptr_array_free(names, TRUE);
-	return joined;
-}
-
 /* Later writes to files fail with EFBIG past @bytes, instead of a signal. */
 static void limit_file_size(rlim_t bytes)
 {
@@ -93,7 +73,7 @@ Test(output, regular_file_replaced_whole)
 	char *text = contents("out.csv");
 	cr_expect_str_eq(text, "new\n");
 	g_free(text);
-	char *list = listing();
+	char *list = support_dir_listing(dir);
 	cr_expect_str_eq(list, "out.csv", "a temporary file was left: %s", list);
 	g_free(list);
 }
@@ -167,7 +147,7 @@ Test(output, failed_stream_keeps_the_errno)
 	cr_expect_str_eq(error->message, "cannot write t.json: File too large");
 	g_error_free(error);
 	output_free(f);
-	char *list = listing();
+	char *list = support_dir_listing(dir);
 	cr_expect_str_eq(list, "", "left behind: %s", list);
 	g_free(list);
 }

@@ -151,6 +151,19 @@ Test(policy_bundled, linux_4_5)
 	policy_free(p);
 }
 
+/* 6.15 took Rik van Riel's LRU fix along with INVLPGB; 6.14 drained on free. */
+Test(policy_bundled, lru_drain_on_free_ends_with_6_15)
+{
+	struct policy *p = load_file(POLICIES "/linux-6.14.json");
+	cr_expect(p->lru_add_drain_on_free);
+	cr_expect_not(p->invlpgb);
+	policy_free(p);
+	p = load_file(POLICIES "/linux-6.15.json");
+	cr_expect_not(p->lru_add_drain_on_free);
+	cr_expect(p->invlpgb);
+	policy_free(p);
+}
+
 Test(policy_bundled, linux_4_5_smt_dedup)
 {
 	struct policy *p = load_file(POLICIES "/linux-4.5-smt-dedup.json");

@@ -7,33 +7,40 @@
 #include <glib.h>
 #include "support.h"
 
-/* @tasks tasks (task t on cpu t) each fault in @pages pages of their own
- * chunk one by one, freeing each right after (@dontneed) or never. */
-static char *fault_loop(unsigned tasks, unsigned pages, bool dontneed)
+/* @tasks tasks (task t on cpu @cpu, an expression of $thread) each fault in
+ * @pages pages of their own chunk one by one, freeing each right after
+ * (@dontneed) or never. */
+static char *fault_loop_on(unsigned tasks, unsigned pages, bool dontneed, const char *cpu)
 {
 	return g_strdup_printf(
 	    "{\"name\": \"lru\", \"regions\": [{\"name\": \"heap\", \"chunks\": %u, "
 	    "\"chunk_size\": \"%u * 4K\"}],"
-	    " \"tasks\": [{\"name\": \"t\", \"count\": %u, \"cpu\": \"$thread\", \"program\": ["
+	    " \"tasks\": [{\"name\": \"t\", \"count\": %u, \"cpu\": \"%s\", \"program\": ["
 	    "  {\"op\": \"loop\", \"count\": %u, \"var\": \"i\", \"body\": ["
 	    "    {\"op\": \"access\", \"region\": \"heap\", \"chunk\": \"$thread\","
 	    "     \"pattern\": \"sequential\", \"first\": \"$i\", \"pages\": 1, \"rounds\": 1,"
 	    "     \"write\": 1, \"cycles\": 10}%s]}]}]}",
-	    tasks, pages, tasks, pages,
+	    tasks, pages, tasks, cpu, pages,
 	    dontneed ? ", {\"op\": \"madvise\", \"region\": \"heap\", \"chunk\": \"$thread\","
 		       " \"advice\": \"dontneed\", \"first\": \"$i\", \"pages\": 1}"
 		     : "");
 }
 
-static struct support_run run(unsigned tasks, unsigned pages, bool dontneed, bool drain)
+static struct support_run run_on(const char *topology, const char *cpu, unsigned tasks,
+				 unsigned pages, bool dontneed, bool drain)
 {
 	const char *const sets[] = {drain ? "lru_add_drain_on_free=true"
 					  : "lru_add_drain_on_free=false",
 				    NULL};
-	char *w = fault_loop(tasks, pages, dontneed);
-	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", sets, w);
+	char *w = fault_loop_on(tasks, pages, dontneed, cpu);
+	struct support_run r = support_run(topology, "linux-4.5", sets, w);
 	g_free(w);
 	return r;
+}
+
+static struct support_run run(unsigned tasks, unsigned pages, bool dontneed, bool drain)
+{
+	return run_on("tiny-2cpu.json", "$thread", tasks, pages, dontneed, drain);
 }
 
 /* A batch drains when its 15th page comes in, and not before. */
@@ -93,4 +100,45 @@ Test(swap, the_lock_is_a_contended_line)
 		     (unsigned long)CPU(one, 0, lru_lock_cycles));
 	support_run_free(&one);
 	support_run_free(&two);
+}
+
+/* One lock per node: on tiny-2socket, CPUs 0 and 2 are on different sockets
+ * and each takes its own lock as if alone (its own lines, 80 cycles a take);
+ * CPUs 0 and 1 share socket 0's and pay for each other. */
+Test(swap, each_socket_has_its_own_lock)
+{
+	struct support_run apart = run_on("tiny-2socket.json", "$thread * 2", 2, 40, true, true);
+	for (unsigned c = 0; c <= 2; c += 2) {
+		cr_expect_eq(CPU(apart, c, lru_lock_acquisitions), 80, "cpu %u", c);
+		cr_expect_eq(CPU(apart, c, lru_lock_cycles), 80 * 80, "cpu %u", c);
+	}
+	struct support_run together = run_on("tiny-2socket.json", "$thread", 2, 40, true, true);
+	cr_expect_gt(CPU(together, 0, lru_lock_cycles) + CPU(together, 1, lru_lock_cycles),
+		     2 * 80 * 80);
+	support_run_free(&apart);
+	support_run_free(&together);
+}
+
+/* Hugetlb pages are never on the LRU: faulting them in and unmapping them
+ * takes no lock; the same on 4K pages does. */
+Test(swap, hugetlb_pages_stay_off_the_lru)
+{
+	const char *fmt =
+	    "{\"name\": \"huge\", \"regions\": [{\"name\": \"r\", \"size\": \"4M\"%s}],"
+	    " \"tasks\": [{\"name\": \"t\", \"program\": ["
+	    "  {\"op\": \"access\", \"region\": \"r\", \"pattern\": \"sequential\", \"pages\": 2,"
+	    "   \"rounds\": 1, \"write\": 1, \"cycles\": 10},"
+	    "  {\"op\": \"munmap\", \"region\": \"r\"}]}]}";
+	char *w = g_strdup_printf(fmt, ", \"page_size\": \"2M\", \"hugetlb\": true");
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	cr_expect_eq(CPU(r, 0, page_faults), 2);
+	cr_expect_eq(CPU(r, 0, lru_lock_acquisitions), 0);
+	support_run_free(&r);
+	g_free(w);
+	w = g_strdup_printf(fmt, "");
+	r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	cr_expect_eq(CPU(r, 0, page_faults), 2);
+	cr_expect_eq(CPU(r, 0, lru_lock_acquisitions), 2, "drain the batch, then free");
+	support_run_free(&r);
+	g_free(w);
 }
