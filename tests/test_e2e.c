@@ -1872,7 +1872,11 @@ Test(e2e_timelines, failed_run_leaves_no_trace)
  * back quiet, or the others run ahead past the store its end leads to.
  * Since session 5 (the LRU's cycles moved its timing) irq-quiet no longer
  * fails with its fix alone removed, and 120 000 property cases without that
- * fix found nothing: it stays as an identity case; preempt-quiet still fails
+ * fix found nothing: that fix (sched_revoke_quiet() reaching the resume
+ * sched_irq_enter() saved) is now pinned by test_sched.c's
+ * sched::revoke_reaches_a_quiet_resume_held_by_an_irq, which drives the
+ * interrupt and the revoke directly and does not depend on model timing;
+ * irq-quiet stays here as an identity case.  preempt-quiet still fails
  * without its own fix. */
 Test(e2e_determinism, run_ahead_revokes_a_held_quiet_resume)
 {
