@@ -421,12 +421,35 @@ static inline const struct pte *access_pte_ahead(const struct interp *ip,
 }
 
 /*
- * One access of @ts's access op on @cpu, starting at *@t.  ACCESS_FINISHED:
+ * SMT threads of a core that are executing, @cpu included.  An independent
+ * loop's access_cycles is an issue cost, and siblings share the issue slots:
+ * Intel's selection points alternate between the logical processors unless
+ * one cannot use the stage (IA-32 Optimization Reference Manual,
+ * "Microarchitecture Pipeline and Hyper-Threading Technology"), so each of n
+ * executing threads issues at 1/n of the width.  A latency-bound (dependent)
+ * loop leaves slots its sibling fills and is not charged.  Constant for a
+ * dispatch: a sibling starts or stops only at an event that bounds the
+ * horizon (its resume, its lane), or is run inline and so is executing.
+ */
+static unsigned core_issuing_threads(const struct kernel *k, const struct cpu *cpu)
+{
+	unsigned n = 1;
+	for (unsigned i = 0; i < cpu->nr_core_cpus; i++) {
+		const struct cpu *other = &k->machine->cpus[cpu->core_cpus[i]];
+		if (other != cpu && sched_cpu_busy(k, other))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * One access of @ts's access op on @cpu, starting at *@t, with @issuing
+ * threads sharing the core's issue slots.  ACCESS_FINISHED:
  * the op is over (no access made).  ACCESS_FAULT: the access faulted; the
  * caller must handle it at exactly *@t (translation cycles already added).
  */
 static enum access_result access_one(struct kernel *k, struct itask *ts, struct cpu *cpu,
-				     uint64_t *t)
+				     uint64_t *t, unsigned issuing)
 {
 	struct interp *ip = ts->interp;
 	struct access_state *a = &ts->access;
@@ -462,7 +485,7 @@ static enum access_result access_one(struct kernel *k, struct itask *ts, struct 
 		a->fault_seen = true;
 		return ACCESS_FAULT;
 	}
-	*t += cycles + a->cycles;
+	*t += cycles + (op->independent ? a->cycles * issuing : a->cycles);
 	cpu->counters.accesses++;
 	ts->accesses++;
 	if (++a->pos == a->nr) {
@@ -544,6 +567,7 @@ static enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu,
 	struct sibling_run sib[8];
 	uint64_t horizon = machine_horizon(k->machine, cpu);
 	unsigned nr_sib = gather_siblings(k, cpu, ip->run_ahead, sib, &horizon);
+	unsigned issuing = core_issuing_threads(k, cpu);
 
 	for (unsigned steps = 0; steps < ACCESSES_PER_DISPATCH; steps++) {
 		/* Whose access is next: ours, or an inline sibling's? */
@@ -560,7 +584,7 @@ static enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu,
 			break;
 		if (next >= 0) {
 			struct sibling_run *r = &sib[next];
-			enum access_result res = access_one(k, r->ts, r->cpu, &r->t);
+			enum access_result res = access_one(k, r->ts, r->cpu, &r->t, issuing);
 			r->moved = true;
 			if (res == ACCESS_FAILED)
 				return STEP_FAILED;
@@ -570,7 +594,7 @@ static enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu,
 			}
 			continue;
 		}
-		enum access_result res = access_one(k, ts, cpu, local);
+		enum access_result res = access_one(k, ts, cpu, local, issuing);
 		if (res == ACCESS_FAILED)
 			return STEP_FAILED;
 		if (res == ACCESS_FINISHED) {

@@ -222,3 +222,45 @@ Test(interp, a_task_sees_its_own_flag_store_at_once)
 	cr_expect(strstr(msg, "still blocked") != NULL, "%s", msg);
 	g_free(msg);
 }
+
+/* Two tasks loop over one page, pinned to @cpu_a and @cpu_b, @rounds times. */
+static uint64_t two_loops_cycles(unsigned cpu_a, unsigned cpu_b, const char *loads,
+				 unsigned rounds)
+{
+	GString *json = g_string_new("{\"name\": \"pair\", \"regions\": [{\"name\": \"r\", "
+				     "\"size\": \"4K\", \"populate\": \"all\"}], \"tasks\": [");
+	unsigned cpus[2] = {cpu_a, cpu_b};
+	for (unsigned i = 0; i < 2; i++)
+		g_string_append_printf(json,
+				       "%s{\"name\": \"t%u\", \"cpu\": %u, \"program\": [{\"op\": "
+				       "\"access\", \"region\": \"r\", \"pattern\": \"sequential\", "
+				       "\"pages\": 1, \"rounds\": %u, \"cycles\": 10, \"loads\": \"%s\"}]}",
+				       i ? ", " : "", i, cpus[i], rounds, loads);
+	g_string_append(json, "]}");
+	struct support_run r = support_run("tiny-smt.json", "linux-4.5", NULL, json->str);
+	cr_assert_eq(r.result->total.accesses, 2 * rounds);
+	uint64_t cycles = r.result->sim_cycles;
+	support_run_free(&r);
+	g_string_free(json, TRUE);
+	return cycles;
+}
+
+/* What 1000 more rounds of both loops cost: start-up and the first walk cancel. */
+static uint64_t thousand_rounds_cycles(unsigned cpu_a, unsigned cpu_b, const char *loads)
+{
+	return two_loops_cycles(cpu_a, cpu_b, loads, 2000) -
+	       two_loops_cycles(cpu_a, cpu_b, loads, 1000);
+}
+
+/*
+ * SMT siblings share the core's issue slots: an independent loop's issue
+ * cost doubles while the sibling executes, a latency-bound loop's does not.
+ * tiny-smt's siblings are cpus 0 and 2; cpu 1 is on the other core.
+ */
+Test(interp, smt_siblings_share_the_issue_slots)
+{
+	cr_expect_eq(thousand_rounds_cycles(0, 1, "independent"), 1000 * 10);
+	cr_expect_eq(thousand_rounds_cycles(0, 2, "independent"), 1000 * 20);
+	cr_expect_eq(thousand_rounds_cycles(0, 2, "dependent"), 1000 * 10);
+	cr_expect_eq(thousand_rounds_cycles(0, 1, "dependent"), 1000 * 10);
+}

@@ -76,6 +76,8 @@ void sched_irq_enter(struct kernel *k, struct cpu *cpu, uint64_t time);
 void sched_irq_exit(struct kernel *k, struct cpu *cpu, uint64_t time);
 
 struct task *sched_current(const struct kernel *k, const struct cpu *cpu);
+/* Whether @cpu is executing anything (a task, or an interrupt while idle). */
+bool sched_cpu_busy(const struct kernel *k, const struct cpu *cpu);
 
 /*
  * For running an SMT sibling's accesses inline.  sched_pending_resume(): false
