@@ -1741,15 +1741,22 @@ def exp7(rows):
           f"spends {pct(m['invlpgb']['lru_share'], 0)} of all CPU time at it and gains "
           f"{signed(change('invlpgb', 'linux-6.14'), 0)} instead of the "
           f"{signed(change('linux-6.15', 'lru-fix'), 0)} INVLPGB gains with the fix, which "
-          "is the published story (contention moved to the LRU lock), though the published "
-          "gain was none at all. The INVLPGB-only invalidation share "
+          "is the published story (contention moved to the LRU lock; the published gain was "
+          "none). Each turn at the lock costs the lock's line, the list head's, and the lines of "
+          "the list entries next to the caller's pages, which list_add() and list_del() write "
+          "and other CPUs wrote last (`swap.c`; session 6: INVLPGB alone went from +61% to "
+          "+13% with them). The INVLPGB-only invalidation share "
           f"({pct(m['invlpgb']['share'], 1)}) is the difference of two large figures (the "
           "loop alone, and the time at the lock), so only its size, a few percent at most, "
           "means something. The levels are several times too high in every cell: a "
           f"single task's loop costs tlbsim {fmt(m['linux-6.14']['lat1'])} ns of madvise "
           "plus a fault, and 36 of them contend only on the LRU lock and the shootdown, "
-          "while the published 527k loops/s mean 68 us per loop and task. Left out: the "
-          "page-table lock all 36 tasks share (their pages sit under one PTE page), mmap_lock "
+          "while the published 527k loops/s mean 68 us per loop and task. The workload "
+          "also leaves out part of the benchmark's loop: after each MADV_DONTNEED it reads the "
+          "page back (`assert(*(addr + i) == 0)`, a read fault that maps the zero page), and "
+          "every 256 loops it munmaps its 1 MiB (one full flush) and mmaps a new one; "
+          "tlbsim has no zero page and cannot map a chunk again. Also left out: the "
+          "page-table locks (a PTE page holds two tasks' mappings), mmap_lock "
           "or the per-VMA lock, the memory cgroup's counters, and the interrupt's real cost "
           "on a Zen 3 with its mitigations; the topology's IPI and interrupt costs are "
           "estimates, and `lru_page` is one too.")
@@ -1846,11 +1853,12 @@ readers' ns/access, never fitted, and the INVLPG cells, whose remaining error is
 per-page cost of the kernel's flush loop. Elsewhere, levels that depend on costs nobody has
 measured (IPI delivery, interrupt entry, kernel paths around the flush, page walks that miss
 the caches) are off by tens of percent to several times, and effects that travel through
-mechanisms the model lacks (a data cache, SMT siblings slowing each other beyond the page
-walker they share, the page-table and mmap locks, the tracing and function overhead around a
-flush) are missing; the LRU lock, modelled since session 5, moves experiment 7's bottleneck
-as published but leaves its levels several times too high. The per-section analyses say
-which.
+mechanisms the model lacks (a data cache, SMT siblings competing for load ports and fill
+buffers beyond the walker, STLB and issue slots they share, the page-table and mmap locks,
+the tracing and function overhead around a flush) are missing; the LRU lock, modelled since
+session 5 (with the neighbouring list entries its operations write since session 6), moves
+experiment 7's bottleneck as published but leaves its levels several times too high. The
+per-section analyses say which.
 """
     body = "\n".join(s.markdown() for s in sections)
     with open(DOC, "w") as f:

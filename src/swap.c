@@ -3,8 +3,9 @@
  *
  * Models: one LRU lock per socket (the node's lruvec; no memory cgroups), a
  * line that holders take in turn: a holder gets it a line transfer after the
- * previous release, then the list's lines the previous holder wrote (one more
- * transfer), then does lru_page cycles per page.  A CPU's batch counts the
+ * previous release, then the list head the previous holder wrote (one more
+ * transfer), then the other CPUs' entries next to its pages (one transfer
+ * each), then does lru_page cycles per page.  A CPU's batch counts the
  * pages it added since its last drain and how many of those were freed since.
  * Simplifies: the lock is granted in the order the simulation reaches the
  * acquisitions, each computed when its caller's step runs (a step that takes
@@ -54,15 +55,28 @@ void lru_free(struct lru *lru)
 	g_free(lru);
 }
 
-/* spin_lock_irqsave(&lruvec->lru_lock), @ops pages of list work, unlock. */
-static uint64_t lru_locked(struct kernel *k, struct cpu *cpu, uint64_t ops, uint64_t now)
+/*
+ * spin_lock_irqsave(&lruvec->lru_lock), @adds pages onto the list and @dels
+ * off it, unlock.  A caller's pages are one run of the list (added, or freed,
+ * together), so only the run's outer neighbours are other CPUs' pages:
+ * list_add() writes the old first entry's prev, list_del() the prev and next
+ * entries' pointers (include/linux/list.h).  Those lines were last written by
+ * another holder; the previous one stands for it.
+ */
+static uint64_t lru_locked(struct kernel *k, struct cpu *cpu, uint64_t adds, uint64_t dels,
+			   uint64_t now)
 {
 	const struct fabric *fabric = k->machine->fabric;
 	struct lru_lock *lock = &k->lru->locks[cpu->socket];
 	cpu->counters.lru_lock_acquisitions++;
 	uint64_t t = fabric_line_rmw(fabric, &lock->line, cpu->id, MAX(now, lock->free_at));
+	int previous = lock->list.writer;
 	t = fabric_line_rmw(fabric, &lock->list, cpu->id, t);
-	t += ops * k->machine->topology->costs.lru_page;
+	if (previous >= 0 && (unsigned)previous != cpu->id) {
+		unsigned neighbours = (adds ? 1 : 0) + (dels ? 2 : 0);
+		t += neighbours * fabric_line_transfer(fabric, (unsigned)previous, cpu->id);
+	}
+	t += (adds + dels) * k->machine->topology->costs.lru_page;
 	lock->free_at = t;
 	cpu->counters.lru_lock_cycles += t - now;
 	return t - now;
@@ -75,9 +89,9 @@ static uint64_t lru_drain(struct kernel *k, struct cpu *cpu, uint64_t now)
 	struct lru_batch *b = &k->lru->batches[cpu->id];
 	if (b->pages == 0)
 		return 0;
-	uint64_t ops = b->pages + b->freed;
+	uint64_t adds = b->pages, dels = b->freed;
 	*b = (struct lru_batch){0};
-	return lru_locked(k, cpu, ops, now);
+	return lru_locked(k, cpu, adds, dels, now);
 }
 
 uint64_t lru_add_page(struct kernel *k, struct cpu *cpu, uint64_t now)
@@ -99,6 +113,6 @@ uint64_t lru_free_pages(struct kernel *k, struct cpu *cpu, uint64_t nr, uint64_t
 	uint64_t in_batch = MIN(nr, (uint64_t)(b->pages - b->freed));
 	b->freed += (unsigned)in_batch;
 	if (nr > in_batch)
-		t += lru_locked(k, cpu, nr - in_batch, t);
+		t += lru_locked(k, cpu, 0, nr - in_batch, t);
 	return t - now;
 }

@@ -142,3 +142,37 @@ Test(swap, hugetlb_pages_stay_off_the_lru)
 	support_run_free(&r);
 	g_free(w);
 }
+
+/*
+ * A list operation writes its run's outer neighbours, which another CPU's
+ * pages are once another CPU used the list: list_add() the old first entry,
+ * list_del() the prev and next entries.  With 6.15's batches (no drain on
+ * free), on tiny-2cpu (a transfer 100, self 20, lru_page 40): cpu 0 faults 15
+ * pages in (its 15th drains them: the first holder, 20 + 20 + 15 x 40), cpu 1
+ * then does the same after cpu 0's release (100 + 100 for the lock and the
+ * list, 100 for the old first entry, 15 x 40), and cpu 0 then frees its
+ * first page, now on the list (100 + 100, 2 x 100 for its neighbours, 40).
+ */
+Test(swap, list_operations_write_the_neighbours_other_cpus_wrote)
+{
+	const char *const sets[] = {"lru_add_drain_on_free=false", NULL};
+	const char *w =
+	    "{\"name\": \"neighbours\", \"regions\": [{\"name\": \"heap\", \"chunks\": 2,"
+	    " \"chunk_size\": \"64K\"}], \"tasks\": ["
+	    " {\"name\": \"a\", \"cpu\": 0, \"program\": ["
+	    "  {\"op\": \"access\", \"region\": \"heap\", \"chunk\": 0, \"pattern\": \"sequential\","
+	    "   \"pages\": 15, \"rounds\": 1, \"write\": 1, \"cycles\": 10},"
+	    "  {\"op\": \"sleep\", \"ms\": 2},"
+	    "  {\"op\": \"madvise\", \"region\": \"heap\", \"chunk\": 0, \"advice\": \"dontneed\","
+	    "   \"first\": 0, \"pages\": 1}]},"
+	    " {\"name\": \"b\", \"cpu\": 1, \"program\": ["
+	    "  {\"op\": \"sleep\", \"ms\": 1},"
+	    "  {\"op\": \"access\", \"region\": \"heap\", \"chunk\": 1, \"pattern\": \"sequential\","
+	    "   \"pages\": 15, \"rounds\": 1, \"write\": 1, \"cycles\": 10}]}]}";
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", sets, w);
+	cr_expect_eq(CPU(r, 0, lru_lock_acquisitions), 2);
+	cr_expect_eq(CPU(r, 1, lru_lock_acquisitions), 1);
+	cr_expect_eq(CPU(r, 0, lru_lock_cycles), (20 + 20 + 15 * 40) + (100 + 100 + 2 * 100 + 40));
+	cr_expect_eq(CPU(r, 1, lru_lock_cycles), 100 + 100 + 100 + 15 * 40);
+	support_run_free(&r);
+}
