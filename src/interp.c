@@ -233,7 +233,7 @@ static void layout(struct interp *ip, uint64_t seed)
 		 * range mmu_gather flushes. */
 		for (uint64_t c = r->chunks; c-- > 0;)
 			mm_add_vma(mm, base + (r->chunks - 1 - c) * r->chunk_bytes, r->chunk_bytes,
-				   r->page_size, r->hugetlb, i, (unsigned)c);
+				   r->page_size, r->hugetlb, i, (unsigned)c)->shared = r->shared;
 		/* A 2 MiB gap keeps regions from sharing page-table pages. */
 		uint64_t end = base + r->chunks * r->chunk_bytes;
 		cursor[r->mm] = (end + 2 * REGION_ALIGN - 1) / REGION_ALIGN * REGION_ALIGN;
@@ -610,7 +610,7 @@ static enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu,
 			struct kcont done = {.fn = interp_fault_done, .ctx = ts};
 			handle_mm_fault(k, cpu, ts->task.mm, region_vma(ip, ts->access.op->region,
 					ts->access.addrs[ts->access.pos]), ts->access.addrs[ts->access.pos],
-					*local, done);
+					ts->access.write, *local, done);
 			return STEP_RETURNED;
 		}
 		if (!ip->run_ahead)

@@ -92,7 +92,14 @@ void mm_populate(struct mm *mm, struct vma *vma, uint64_t addr, bool writable)
 	struct pte *pte = vma_pte(vma, addr);
 	pte->present = true;
 	pte->writable = writable && vma->writable;
+	pte->zero_page = false;
 	pte->gen = mm_next_gen(mm);
+}
+
+void mm_map_zero_page(struct mm *mm, struct vma *vma, uint64_t addr)
+{
+	mm_populate(mm, vma, addr, false);
+	vma_pte(vma, addr)->zero_page = true;
 }
 
 /* A change that makes older translations of @pte wrong (see mm.h). */
@@ -111,8 +118,18 @@ bool mm_zap_pte(struct mm *mm, struct vma *vma, uint64_t addr)
 		return false;
 	pte->present = false;
 	pte->writable = false;
+	pte->zero_page = false;
 	mm_invalidating_change(mm, vma, pte);
 	return true;
+}
+
+void mm_cow_zero_page(struct mm *mm, struct vma *vma, uint64_t addr)
+{
+	struct pte *pte = vma_pte(vma, addr);
+	g_assert(pte->present && pte->zero_page && vma->writable);
+	pte->zero_page = false;
+	pte->writable = true;
+	mm_invalidating_change(mm, vma, pte);
 }
 
 bool mm_wrprotect_pte(struct mm *mm, struct vma *vma, uint64_t addr)

@@ -147,7 +147,8 @@ void reclaim_pages(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma 
 	r->flush_pages = kernel_alloc(k, (end - start) / size * sizeof(uint64_t));
 	for (uint64_t addr = start; addr < end; addr += size) {
 		t += costs->pte_op;
-		if (!mm_zap_pte(mm, vma, addr))
+		/* The zero page is on no LRU: folio isolation skips it. */
+		if (vma_pte(vma, addr)->zero_page || !mm_zap_pte(mm, vma, addr))
 			continue;
 		t += costs->page_fault; /* shrink_folio_list() work for this page */
 		cpu->counters.pages_reclaimed++;

@@ -7,7 +7,10 @@
  * munmap_flush_range), free_pgtables() freeing PTE pages whose 2 MiB span has
  * no VMA left, one flush_tlb_mm_range() at tlb_finish_mmu(), and the commit of
  * the changed PTEs when the call returns; the pages a zap freed leave the LRU
- * after the flush, and a fault's new page joins it (swap.c).
+ * after the flush, and a fault's new page joins it (swap.c).  A read fault in
+ * a private anonymous VMA maps the zero page (do_anonymous_page()); a write
+ * to it copies (wp_page_copy()): a new page, and ptep_clear_flush() flushing
+ * the zero page's translation from every CPU of the mm.
  * Simplifies: page-table changes are applied at the call's start time, the
  * flush at its computed time.
  * Invariant: every PTE this call changed is committed exactly when it returns.
@@ -65,6 +68,7 @@ struct vm_call {
 	struct vma *vma;
 	enum vm_kind kind;
 	bool writable;           /* mprotect target */
+	bool write;              /* a write fault */
 	uint64_t addr;           /* fault address */
 	uint64_t start, end;     /* the range it changes: whole VMA but for madvise */
 	uint32_t gen_lo, gen_hi; /* the PTE generations its changes allocated */
@@ -72,8 +76,28 @@ struct vm_call {
 	uint64_t freed_start, freed_end; /* PTE pages freed: spans [start, end] (bytes) */
 	uint64_t freed_pages;    /* present PTEs zapped: pages freed after the flush */
 	bool freed_tables;
+	/* Pages of [start, end) present but left as they were (no generation
+	 * of this call): its return must not commit them, or a later call's
+	 * change to them would look committed before that call's flush. */
+	uint64_t *kept;
 	struct kcont done;
 };
+
+static void vm_keep(struct vm_call *call, uint64_t addr)
+{
+	uint64_t i = (addr - call->start) >> page_size_shift(call->vma->page_size);
+	if (!call->kept) {
+		uint64_t pages = (call->end - call->start) >> page_size_shift(call->vma->page_size);
+		call->kept = kernel_alloc(call->k, (pages + 63) / 64 * sizeof(uint64_t));
+	}
+	call->kept[i / 64] |= UINT64_C(1) << (i % 64);
+}
+
+static bool vm_kept(const struct vm_call *call, uint64_t addr)
+{
+	uint64_t i = (addr - call->start) >> page_size_shift(call->vma->page_size);
+	return call->kept && (call->kept[i / 64] >> (i % 64) & 1);
+}
 
 static int vm_asid_of(const void *ctx, const struct cpu *cpu)
 {
@@ -91,6 +115,8 @@ static void vm_return_event(void *target, uint64_t time)
 	uint64_t size = page_size_bytes(call->vma->page_size);
 	for (uint64_t addr = call->start; call->gen_hi >= call->gen_lo && addr < call->end;
 	     addr += size) {
+		if (vm_kept(call, addr))
+			continue;
 		struct pte *pte = vma_pte(call->vma, addr);
 		mm_commit_change(pte, call->gen_lo, call->gen_hi);
 		if (pte->committed >= call->gen_lo) /* this call's change is now visible */
@@ -106,6 +132,8 @@ static void vm_return_event(void *target, uint64_t time)
 			machine_check_freed_table(k->machine, call->mm, span, time);
 	if (k->trace)
 		trace_syscall_exit(k->trace, call->cpu->id, time);
+	if (call->kept)
+		kernel_release(k, call->kept);
 	kernel_release(k, call);
 	kcont_call(k, done, time);
 }
@@ -136,11 +164,14 @@ static uint64_t zap_ptes(struct kernel *k, struct mm *mm, struct vma *vma, uint6
 			 uint64_t end, struct mmu_gather *tlb, uint64_t *freed)
 {
 	uint64_t size = page_size_bytes(vma->page_size);
-	for (uint64_t addr = start; addr < end; addr += size)
+	for (uint64_t addr = start; addr < end; addr += size) {
+		bool zero_page = vma_pte(vma, addr)->zero_page; /* not ours to free */
 		if (mm_zap_pte(mm, vma, addr)) {
 			tlb_adjust_range(tlb, addr, addr + size);
-			(*freed)++;
+			if (!zero_page)
+				(*freed)++;
 		}
+	}
 	return (end - start) / size * k->machine->topology->costs.pte_op;
 }
 
@@ -190,14 +221,34 @@ static uint64_t vm_mprotect_apply(struct vm_call *call, struct mmu_gather *tlb)
 		if (!pte->present)
 			continue;
 		changed = true;
-		if (call->writable)
-			pte->writable = true;
-		else
-			mm_wrprotect_pte(call->mm, vma, addr);
+		/* Making a PTE writable allocates no generation (older
+		 * translations stay right); the zero page stays read-only. */
+		if (call->writable) {
+			if (!pte->zero_page)
+				pte->writable = true;
+			vm_keep(call, addr);
+		} else if (!mm_wrprotect_pte(call->mm, vma, addr)) {
+			vm_keep(call, addr);
+		}
 	}
 	if (changed)
 		tlb_adjust_range(tlb, vma->start, vma->end);
 	return n * call->k->machine->topology->costs.pte_op;
+}
+
+/*
+ * wp_page_copy() of the zero page: the PTE now maps a new writable page, and
+ * ptep_clear_flush() flushes the old translation (flush_tlb_page(): one page,
+ * every CPU of the mm).  Quiet accessors may hold it: their promises go.
+ */
+static void vm_cow_zero_page(struct vm_call *call, struct mmu_gather *tlb)
+{
+	uint64_t size = page_size_bytes(call->vma->page_size);
+	sched_revoke_quiet(call->k);
+	mm_cow_zero_page(call->mm, call->vma, call->addr);
+	call->start = call->addr;
+	call->end = call->addr + size;
+	tlb_adjust_range(tlb, call->start, call->end);
 }
 
 /*
@@ -236,24 +287,43 @@ static void vm_apply_event(void *target, uint64_t unused)
 		break;
 	case VM_PAGEOUT: {
 		struct kcont flushed = {.fn = vm_flushed, .ctx = call};
+		/* Reclaim passes over the zero page (rmap.c). */
+		uint64_t size = page_size_bytes(call->vma->page_size);
+		for (uint64_t addr = call->start; addr < call->end; addr += size)
+			if (vma_pte(call->vma, addr)->zero_page)
+				vm_keep(call, addr);
 		reclaim_pages(k, call->cpu, call->mm, call->vma, call->start, call->end, t,
 			      flushed);
 		call->gen_hi = call->mm->next_gen - 1;
 		return;
 	}
 	case VM_FAULT: {
+		struct pte *pte = vma_pte(call->vma, call->addr);
+		if (call->write && pte->present && pte->zero_page) {
+			vm_cow_zero_page(call, &tlb);
+			t += lru_add_page(k, call->cpu, t); /* the copy joins the LRU */
+			/* The retried access's walk, taken now, while the new PTE
+			 * is surely there (another call may zap it before this one
+			 * returns); the local part of the flush drops it again. */
+			machine_fill(k->machine, call->cpu, call->cpu->loaded_asid, call->vma,
+				     call->addr);
+			break;
+		}
 		/* A fresh PTE needs no flush and invalidates nothing. */
 		struct kcont done = call->done;
 		/* Another CPU's fault may have mapped it first: nothing to do
 		 * then but fill (a spurious fault). */
-		struct pte *pte = vma_pte(call->vma, call->addr);
 		if (!pte->present) {
-			mm_populate(call->mm, call->vma, call->addr, call->vma->writable);
-			if (!call->vma->hugetlb) /* a new page joins the LRU */
-				t += lru_add_page(k, call->cpu, t);
-		}
-		else if (call->vma->writable)
+			if (!call->write && !call->vma->hugetlb && !call->vma->shared) {
+				mm_map_zero_page(call->mm, call->vma, call->addr);
+			} else {
+				mm_populate(call->mm, call->vma, call->addr, call->vma->writable);
+				if (!call->vma->hugetlb) /* a new page joins the LRU */
+					t += lru_add_page(k, call->cpu, t);
+			}
+		} else if (call->write && call->vma->writable) {
 			pte->writable = true; /* do_wp_page() reusing the only mapping */
+		}
 		machine_fill(k->machine, call->cpu, call->cpu->loaded_asid, call->vma, call->addr);
 		if (k->trace)
 			trace_syscall_exit(k->trace, call->cpu->id, t);
@@ -355,7 +425,7 @@ void madvise_pageout(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vm
 }
 
 void handle_mm_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
-		     uint64_t addr, uint64_t now, struct kcont done)
+		     uint64_t addr, bool write, uint64_t now, struct kcont done)
 {
 	g_assert(vma->mapped);
 	cpu->counters.page_faults++;
@@ -365,5 +435,6 @@ void handle_mm_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vm
 	vm_call_start(k, cpu, mm, vma, VM_FAULT, now, k->machine->topology->costs.page_fault, done,
 		      &call);
 	call->addr = addr;
-	call->start = call->end = addr; /* nothing to commit */
+	call->write = write;
+	call->start = call->end = addr; /* nothing to commit (but a copy-on-write) */
 }

@@ -47,7 +47,7 @@ static const char *const workload_keys[] = {"name",    "description", "imitates"
 					     "tasks",   "report",      NULL};
 static const char *const region_keys[] = {"name",	 "comment", "process", "size",
 					  "chunks",	 "chunk_size", "page_size", "hugetlb",
-					  "populate", "placement", NULL};
+					  "shared",	 "populate", "placement", NULL};
 static const char *const task_keys[] = {"name", "comment", "count", "cpu", "process", "program",
 					NULL};
 static const char *const report_keys[] = {"op", "phase", "summary", "comment", NULL};
@@ -367,7 +367,7 @@ static bool parse_region(const struct config_node *node, struct workload *w,
 	int populate = POPULATE_NONE;
 	int placement = PLACEMENT_ALIGNED;
 	char *page_size = NULL;
-	bool hugetlb = false;
+	bool hugetlb = false, shared = false;
 	struct expr *size = NULL, *chunks = NULL, *chunk_size = NULL;
 	bool ok = false;
 
@@ -376,6 +376,7 @@ static bool parse_region(const struct config_node *node, struct workload *w,
 	    !read_process(node, w, &r->mm, error) ||
 	    !config_get_string(node, "page_size", false, &page_size, error) ||
 	    !config_get_bool(node, "hugetlb", false, &hugetlb, error) ||
+	    !config_get_bool(node, "shared", false, &shared, error) ||
 	    !config_get_enum(node, "populate", false, populate_names, &populate, error) ||
 	    !config_get_enum(node, "placement", false, placement_names, &placement, error) ||
 	    !read_expr(node, "size", false, &scope, &size, error) ||
@@ -384,6 +385,7 @@ static bool parse_region(const struct config_node *node, struct workload *w,
 		goto out;
 	r->populate = (enum region_populate)populate;
 	r->hugetlb = hugetlb;
+	r->shared = shared;
 	if (hugetlb && !(page_size && strcmp(page_size, "2M") == 0)) {
 		struct config_node child = config_child(node, "hugetlb");
 		config_set_error(error, &child, "a hugetlb region needs \"page_size\": \"2M\"");

@@ -357,6 +357,10 @@ static void append_regions(struct gen *g, GString *s)
 					       reg->chunks, reg->chunk_pages);
 		else
 			g_string_append_printf(s, "\"size\": %u", reg->chunk_pages * 4096);
+		/* MAP_SHARED: read faults allocate; private ones map the zero page,
+		 * which a later write copies with a flush. */
+		if (chance(g, 25))
+			g_string_append(s, ", \"shared\": true");
 		/* Unaligned regions straddle 2 MiB boundaries: tables freed mid-run. */
 		g_string_append_printf(s, ", \"populate\": \"%s\", \"placement\": \"%s\"}%s\n",
 				       populate_names[rng_below(&g->rng, 3)],

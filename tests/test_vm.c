@@ -153,3 +153,87 @@ Test(vm, madvise_range_past_the_end_is_an_error)
 	g_free(msg);
 	g_free(w);
 }
+
+/*
+ * cpu 0 reads the 16 pages of "heap" (private unless @shared), then runs
+ * @then; cpu 1 keeps another region of the mm hot meanwhile, so it is in
+ * mm_cpumask and gets every flush.
+ */
+static struct support_run zero_page_case(bool shared, const char *then)
+{
+	char *w = g_strdup_printf(
+		"{\"name\": \"zero\","
+		" \"regions\": [{\"name\": \"heap\", \"size\": \"64K\"%s},"
+		"  {\"name\": \"hot\", \"size\": \"16K\", \"populate\": \"all\"}],"
+		" \"tasks\": ["
+		"  {\"name\": \"reader\", \"cpu\": 0, \"program\": ["
+		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+		"    {\"op\": \"compute\", \"cycles\": 100000},"
+		"    {\"op\": \"access\", \"region\": \"heap\", \"pattern\": \"sequential\","
+		"     \"pages\": 16, \"rounds\": 1, \"write\": 0, \"cycles\": 10}%s,"
+		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
+		"  {\"name\": \"other\", \"cpu\": 1, \"program\": ["
+		"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+		"    {\"op\": \"access\", \"region\": \"hot\", \"pattern\": \"sequential\", \"pages\": 4,"
+		"     \"while_flag\": \"run\", \"cycles\": 10}]}]}",
+		shared ? ", \"shared\": true" : "", then);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	g_free(w);
+	return r;
+}
+
+#define WRITE_HEAP                                                                        \
+	", {\"op\": \"access\", \"region\": \"heap\", \"pattern\": \"sequential\", \"pages\": 16," \
+	" \"rounds\": 1, \"write\": 1, \"cycles\": 10}"
+
+/*
+ * A read fault in a private anonymous mapping maps the zero page: nothing
+ * joins the LRU (16 new pages would fill a 15-page batch).  Writing the pages
+ * then copies each (wp_page_copy()): a new page, and a one-page flush of the
+ * zero page's translation from every CPU of the mm.
+ */
+Test(vm, read_faults_map_the_zero_page_and_writes_copy_it)
+{
+	struct support_run r = zero_page_case(false, "");
+	cr_expect_eq(CPU(r, 0, page_faults), 16);
+	cr_expect_eq(CPU(r, 0, lru_lock_acquisitions), 0, "the zero page is on no LRU");
+	cr_expect_eq(r.result->total.nr_tlb_remote_flush, 0);
+	support_run_free(&r);
+
+	r = zero_page_case(false, WRITE_HEAP);
+	cr_expect_eq(CPU(r, 0, page_faults), 32);
+	cr_expect_eq(CPU(r, 0, lru_lock_acquisitions), 1, "16 copies: one full batch");
+	cr_expect_eq(CPU(r, 0, nr_tlb_remote_flush), 16);
+	cr_expect_eq(CPU(r, 1, nr_tlb_remote_flush_received), 16);
+	cr_expect_eq(r.result->total.stale_hits, 0);
+	support_run_free(&r);
+}
+
+/* MAP_SHARED memory has no zero page: a read fault allocates (the batch
+ * fills at the 15th page) and the pages are writable at once. */
+Test(vm, shared_mappings_allocate_on_read_faults)
+{
+	struct support_run r = zero_page_case(true, WRITE_HEAP);
+	cr_expect_eq(CPU(r, 0, page_faults), 16);
+	cr_expect_eq(CPU(r, 0, lru_lock_acquisitions), 1);
+	cr_expect_eq(r.result->total.nr_tlb_remote_flush, 0);
+	support_run_free(&r);
+}
+
+/* Zapping the zero page's PTEs flushes them but frees nothing: no drain, no
+ * LRU work, where zapping 16 written pages drains and frees under the lock. */
+Test(vm, zapping_the_zero_page_frees_nothing)
+{
+	const char *dontneed = ", {\"op\": \"madvise\", \"region\": \"heap\", \"advice\": \"dontneed\"}";
+	struct support_run r = zero_page_case(false, dontneed);
+	cr_expect_eq(CPU(r, 0, nr_tlb_remote_flush), 1);
+	cr_expect_eq(CPU(r, 0, lru_lock_acquisitions), 0);
+	support_run_free(&r);
+
+	char *both = g_strconcat(WRITE_HEAP, dontneed, NULL);
+	r = zero_page_case(false, both);
+	cr_expect_eq(CPU(r, 0, nr_tlb_remote_flush), 17);
+	cr_expect_eq(CPU(r, 0, lru_lock_acquisitions), 3, "a full batch, then drain and free");
+	support_run_free(&r);
+	g_free(both);
+}

@@ -25,6 +25,7 @@ struct pte {
 	uint32_t committed;
 	bool present;
 	bool writable;
+	bool zero_page; /* maps the shared zero page: read-only, never on the LRU */
 };
 
 struct mm;
@@ -34,6 +35,7 @@ struct vma {
 	uint64_t end;
 	enum page_size page_size; /* size of its translations: 4K, or 2M for THP/hugetlb */
 	bool hugetlb;
+	bool shared; /* MAP_SHARED: a read fault allocates (shmem), no zero page */
 	bool mapped; /* false once unmapped */
 	bool writable;
 	uint64_t epoch;  /* bumped when a PTE is zapped or write-protected, or on unmap */
@@ -85,6 +87,11 @@ static inline uint64_t vma_pages(const struct vma *vma)
 
 /* Populate one PTE (fault-in) with a fresh generation. */
 void mm_populate(struct mm *mm, struct vma *vma, uint64_t addr, bool writable);
+/* Map the shared zero page read-only at @addr (a read fault, do_anonymous_page()). */
+void mm_map_zero_page(struct mm *mm, struct vma *vma, uint64_t addr);
+/* Replace the zero page at @addr by a new writable page (wp_page_copy()): older
+ * translations are now wrong, as after a zap. */
+void mm_cow_zero_page(struct mm *mm, struct vma *vma, uint64_t addr);
 
 /*
  * Clear the PTE of @addr (zap).  Returns true if it was present, i.e. a TLB

@@ -25,11 +25,13 @@ void madvise_dontneed(struct kernel *k, struct cpu *cpu, struct mm *mm, struct v
 		      uint64_t start, uint64_t end, uint64_t now, struct kcont done);
 
 /*
- * handle_mm_fault(): populate the PTE for @addr and fill @cpu's TLBs; @done
- * runs when the faulting access may be retired.  The caller refuses writes to
- * read-only VMAs first (a real program would get SIGSEGV).
+ * handle_mm_fault(): populate the PTE for @addr (a @write, or a read: the
+ * zero page in a private VMA) and fill @cpu's TLBs; @done runs when the
+ * faulting access may be retired.  A write to the zero page copies it and
+ * flushes its translation from the mm's CPUs first.  The caller refuses
+ * writes to read-only VMAs first (a real program would get SIGSEGV).
  */
 void handle_mm_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
-		     uint64_t addr, uint64_t now, struct kcont done);
+		     uint64_t addr, bool write, uint64_t now, struct kcont done);
 
 #endif

@@ -70,6 +70,7 @@ struct region {
 	unsigned mm;           /* address space index */
 	enum page_size page_size;
 	bool hugetlb;
+	bool shared; /* MAP_SHARED: read faults allocate instead of mapping the zero page */
 	enum region_populate populate;
 	enum region_placement placement;
 	uint64_t chunks;       /* VMAs in the region (1 for a plain region) */
