@@ -641,9 +641,12 @@ static enum step syscall_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 	if (!eval(ts, op, op->chunk, 0, (int64_t)r->chunks - 1, "chunk", &chunk))
 		return STEP_FAILED;
 	struct vma *vma = ip->regions[op->region].vmas[chunk];
-	if (!vma->mapped) {
-		interp_fail(ip, ts, op, "%s of chunk %" G_GINT64_FORMAT " of %s, already unmapped",
-			    workload_op_name(op->kind), chunk, r->name);
+	/* mmap needs the chunk unmapped, every other call mapped.  (A call of
+	 * another task still in flight may change that later: see vm.c.) */
+	if (vma->mapped == (op->kind == OP_MMAP)) {
+		interp_fail(ip, ts, op, "%s of chunk %" G_GINT64_FORMAT " of %s, already %s",
+			    workload_op_name(op->kind), chunk, r->name,
+			    vma->mapped ? "mapped" : "unmapped");
 		return STEP_FAILED;
 	}
 	ts->syscall_start = local;
@@ -656,6 +659,9 @@ static enum step syscall_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 	switch (op->kind) {
 	case OP_MUNMAP:
 		do_munmap(k, cpu, mm, vma, local, done);
+		break;
+	case OP_MMAP:
+		do_mmap(k, cpu, mm, vma, local, done);
 		break;
 	case OP_MPROTECT:
 		do_mprotect(k, cpu, mm, vma, op->writable, local, done);
@@ -740,6 +746,7 @@ static enum step exec_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 			return STEP_FAILED;
 		return access_run(k, ts, cpu, local, now);
 	case OP_MUNMAP:
+	case OP_MMAP:
 	case OP_MPROTECT:
 	case OP_MADVISE:
 		if (!in_step(k, cpu, *local, now))

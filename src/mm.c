@@ -4,8 +4,9 @@
  *
  * Simplifies: one level of page tables is tracked (PTE pages, one per 2 MiB
  * span); upper levels are never freed.  VMAs are laid out once before the run
- * and only ever unmapped whole, so the VMA array never changes shape and
- * pointers into it stay valid for the whole run.
+ * and only ever unmapped or mapped again whole, at the same address, so the
+ * VMA array never changes shape and pointers into it stay valid for the whole
+ * run.
  * Invariant: pmd_users[i] == number of mapped VMAs overlapping span i.
  */
 #include <glib.h>
@@ -197,4 +198,28 @@ unsigned mm_cpumask_next(const struct mm *mm, unsigned from)
 		}
 	}
 	return mm->nr_cpus;
+}
+
+/*
+ * The page-table references come back with the VMA, where the kernel would
+ * allocate a PTE page at the first fault (__pte_alloc()): here a PTE page
+ * exists for every span a mapped VMA covers (the invariant above), so the
+ * next munmap frees it, and widens its flush, again.
+ */
+void mm_map_vma(struct mm *mm, struct vma *vma)
+{
+	g_assert(!vma->mapped && mm->pmd_users);
+	/* munmap zapped every PTE, and nothing populates an unmapped VMA. */
+	for (uint64_t i = 0; i < vma_pages(vma); i++)
+		g_assert(!vma->ptes[i].present);
+	vma->mapped = true;
+	vma->writable = true; /* PROT_READ | PROT_WRITE, as the layout maps it */
+	vma->epoch++;
+	mm->epoch++;
+	mm->total_vm += (vma->end - vma->start) >> page_size_shift(PS_4K);
+
+	uint64_t first = (vma->start >> PMD_SHIFT) - mm->pmd_base;
+	uint64_t last = ((vma->end - 1) >> PMD_SHIFT) - mm->pmd_base;
+	for (uint64_t p = first; p <= last; p++)
+		mm->pmd_users[p]++;
 }

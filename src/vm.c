@@ -1,5 +1,5 @@
 /*
- * munmap, mprotect, madvise(DONTNEED) and page faults over whole VMAs.
+ * munmap, mmap, mprotect, madvise(DONTNEED) and page faults over whole VMAs.
  *
  * Models: the per-PTE walk of zap_pte_range()/change_pte_range() (pte_op
  * cycles each), the mmu_gather range (4.0+: only present PTEs and freed
@@ -11,6 +11,7 @@
  * a private anonymous VMA maps the zero page (do_anonymous_page()); a write
  * to it copies (wp_page_copy()): a new page, and ptep_clear_flush() flushing
  * the zero page's translation from every CPU of the mm.
+ * mmap maps an unmapped chunk's VMA again at its old address and touches no PTE.
  * Simplifies: page-table changes are applied at the call's start time, the
  * flush at its computed time.
  * Invariant: every PTE this call changed is committed exactly when it returns.
@@ -437,4 +438,62 @@ void handle_mm_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vm
 	call->addr = addr;
 	call->write = write;
 	call->start = call->end = addr; /* nothing to commit (but a copy-on-write) */
+}
+
+/* ---- mmap ------------------------------------------------------------------ */
+
+/* One mmap() in flight.  Not a struct vm_call: it changes no PTE, so it has
+ * nothing to gather, flush or commit. */
+struct mmap_call {
+	struct kernel *k;
+	struct cpu *cpu;
+	struct mm *mm;
+	struct vma *vma;
+	struct kcont done;
+};
+
+/*
+ * The new VMA becomes visible to every CPU's faults at this global event, and
+ * the call returns.  Nothing is revoked (sched_revoke_quiet()): as with a
+ * fault, mapping takes nothing away, and a quiet accessor's pages are all
+ * present, so none lies in a VMA that was unmapped.
+ */
+static void vm_mmap_event(void *target, uint64_t unused)
+{
+	(void)unused;
+	struct mmap_call *call = target;
+	struct kernel *k = call->k;
+	uint64_t t = engine_now(k->engine);
+	struct kcont done = call->done;
+	/* Another task mapped it again since this call entered the kernel: the
+	 * kernel would place this mapping elsewhere, and tlbsim has one address
+	 * per chunk, so the call changes nothing. */
+	if (!call->vma->mapped)
+		mm_map_vma(call->mm, call->vma);
+	if (k->trace)
+		trace_syscall_exit(k->trace, call->cpu->id, t);
+	kernel_release(k, call);
+	kcont_call(k, done, t);
+}
+
+/*
+ * mmap() of an anonymous private mapping, mapping @vma again at its old
+ * address.  The kernel's do_mmap() takes mmap_lock for writing (not modelled,
+ * as for munmap), finds the range, and links a new VMA (vma_op cycles); no PTE
+ * is touched, so nothing is flushed and no CPU is interrupted.
+ */
+void do_mmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma, uint64_t now,
+	     struct kcont done)
+{
+	g_assert(!vma->mapped);
+	cpu->counters.syscalls++;
+	if (k->trace)
+		trace_syscall_enter(k->trace, cpu->id, "mmap", vma, vma->start, vma->end, now);
+	struct mmap_call *call = kernel_alloc(k, sizeof(*call));
+	*call = (struct mmap_call){.k = k, .cpu = cpu, .mm = mm, .vma = vma, .done = done};
+	/* A store reaches the other cores no sooner than the lookahead, as in
+	 * vm_call_start(). */
+	uint64_t entry = syscall_entry(k), lookahead = k->machine->lookahead;
+	engine_schedule(k->engine, now + (entry > lookahead ? entry : lookahead), LANE_GLOBAL,
+			vm_mmap_event, call, 0);
 }

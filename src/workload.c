@@ -18,10 +18,11 @@
 #define WORKLOAD_MAX_CHUNKS (UINT64_C(1) << 22)
 
 static const char *const op_names[NR_OP_KINDS + 1] = {
-	[OP_ACCESS] = "access",	    [OP_MUNMAP] = "munmap",	  [OP_MPROTECT] = "mprotect",
-	[OP_MADVISE] = "madvise",   [OP_SLEEP] = "sleep",	  [OP_YIELD] = "yield",
-	[OP_COMPUTE] = "compute",   [OP_SET_FLAG] = "set_flag",	  [OP_WAIT_FLAG] = "wait_flag",
-	[OP_LOOP] = "loop",	    [OP_PHASE] = "phase",	  [NR_OP_KINDS] = NULL,
+	[OP_ACCESS] = "access",       [OP_MUNMAP] = "munmap",   [OP_MMAP] = "mmap",
+	[OP_MPROTECT] = "mprotect",   [OP_MADVISE] = "madvise", [OP_SLEEP] = "sleep",
+	[OP_YIELD] = "yield",         [OP_COMPUTE] = "compute", [OP_SET_FLAG] = "set_flag",
+	[OP_WAIT_FLAG] = "wait_flag", [OP_LOOP] = "loop",       [OP_PHASE] = "phase",
+	[NR_OP_KINDS] = NULL,
 };
 
 /* Keys each op may have besides "op" and "comment". */
@@ -30,6 +31,7 @@ static const char *const *const op_keys[NR_OP_KINDS] = {
 					     "first", "rounds", "while_flag", "write", "cycles",
 					     "loads", NULL},
 	[OP_MUNMAP] = (const char *const[]){"op", "comment", "region", "chunk", NULL},
+	[OP_MMAP] = (const char *const[]){"op", "comment", "region", "chunk", NULL},
 	[OP_MPROTECT] = (const char *const[]){"op", "comment", "region", "chunk", "prot", NULL},
 	[OP_MADVISE] = (const char *const[]){"op", "comment", "region", "chunk", "advice", "first",
 					      "pages", NULL},
@@ -522,7 +524,7 @@ static bool parse_region_ref(const struct config_node *node, const struct worklo
 	return ok;
 }
 
-/* munmap / mprotect / madvise: a region and which chunk of it. */
+/* munmap / mmap / mprotect / madvise: a region and which chunk of it. */
 static bool parse_chunk_op(const struct config_node *node, struct workload *w,
 			   const struct scope *scope, struct op *op, GError **error)
 {
@@ -669,6 +671,7 @@ static bool parse_op(const struct config_node *node, struct workload *w, struct 
 	case OP_ACCESS:
 		return parse_access(node, w, scope, op, error);
 	case OP_MUNMAP:
+	case OP_MMAP:
 	case OP_MPROTECT:
 	case OP_MADVISE:
 		return parse_chunk_op(node, w, scope, op, error);
@@ -810,6 +813,7 @@ static void collect_usage(const struct op *ops, unsigned nr, struct usage *u)
 				u->phase_ended[op->phase] = true;
 			break;
 		case OP_MUNMAP:
+		case OP_MMAP:
 		case OP_MPROTECT:
 		case OP_MADVISE:
 			if (u->first_syscall < 0)
@@ -907,8 +911,8 @@ static bool parse_report(const struct config_node *root, struct workload *w, GEr
 	if (!cJSON_GetObjectItemCaseSensitive(root->json, "report"))
 		return true;
 	struct config_node node = config_child(root, "report");
-	static const char *const syscall_names[] = {"munmap", "mprotect", "madvise", NULL};
-	static const enum op_kind syscall_kinds[] = {OP_MUNMAP, OP_MPROTECT, OP_MADVISE};
+	static const char *const syscall_names[] = {"munmap", "mmap", "mprotect", "madvise", NULL};
+	static const enum op_kind syscall_kinds[] = {OP_MUNMAP, OP_MMAP, OP_MPROTECT, OP_MADVISE};
 	int op = -1;
 	if (!config_check_keys(&node, report_keys, error) ||
 	    !config_get_enum(&node, "op", false, syscall_names, &op, error) ||

@@ -96,6 +96,37 @@ Test(interp, run_ahead_identity_writes_with_page_faults, .timeout = 120)
 		       "linux-4.5", NULL, 5);
 }
 
+/*
+ * munmap/mmap cycles of one chunk (the first round unmaps the layout's
+ * mapping), each followed by write faults and its SMT sibling's read faults,
+ * next to a spinner and a writer of the neighbouring chunk.  Seed 1 places the
+ * chunks so that every munmap frees a page-table page (a full flush each: the
+ * pages touched span fewer than linux-4.5's 33), seed 2 so that none does.
+ */
+static const char *const remap_topology = TLBSIM_TEST_DATA "/tiny-smt.json";
+static const char *const remap_workload = TLBSIM_TEST_DATA "/interp-remap.json";
+
+static uint64_t remap_full_flushes(uint64_t seed)
+{
+	struct inputs in;
+	load(&in, remap_topology, remap_workload, "linux-4.5", NULL);
+	struct sim_result *r = run(&in, true, seed);
+	cr_assert_eq(r->total.syscalls, 6);
+	cr_assert_eq(r->total.stale_hits + r->total.stale_pwc, 0);
+	uint64_t whole = r->per_cpu[0].nr_tlb_local_flush_all;
+	sim_result_free(r);
+	inputs_clear(&in);
+	return whole;
+}
+
+Test(interp, run_ahead_identity_munmap_mmap_cycles, .timeout = 120)
+{
+	cr_expect_eq(remap_full_flushes(1), 3);
+	cr_expect_eq(remap_full_flushes(2), 0);
+	check_identity(remap_topology, remap_workload, "linux-4.5", NULL, 1);
+	check_identity(remap_topology, remap_workload, "linux-4.5", NULL, 2);
+}
+
 Test(interp, seeds_pick_different_pages)
 {
 	struct inputs in;

@@ -3,7 +3,8 @@
  * moves on every change, pending on every invalidating change, committed only
  * on mm_commit_pte, and only up to pending),
  * epochs, total_vm accounting, page-table-page occupancy as reported by
- * mm_unmap_vma(), and the mm_cpumask bitmap across 64-bit word boundaries.
+ * mm_unmap_vma() and taken again by mm_map_vma(), and the mm_cpumask bitmap
+ * across 64-bit word boundaries.
  *
  * Occupancy layouts are drawn with 2 MiB spans S0 = [2M, 4M), S1 = [4M, 6M),
  * S2 = [6M, 8M), ... and VMAs that share them; the expected freed ranges are
@@ -447,6 +448,58 @@ Test(mm, unmap_twice_aborts, .signal = SIGABRT)
 	mm_unmap_vma(mm, &mm->vmas[0], &s, &e);
 }
 
+/*
+ * Mapping again after munmap: a fresh read-write mapping, its pages counted in
+ * total_vm again, the epochs bumped (cached "all present" answers are
+ * recomputed), and every PTE absent with its generations kept, so that an
+ * entry filled before the munmap still compares as older than the zap.
+ */
+Test(mm, map_again_is_a_fresh_mapping_with_the_old_generations)
+{
+	struct mm *mm = mm_new(1, 1);
+	struct vma *vma = mm_add_vma(mm, SPAN(0), 4 * K4, PS_4K, false, 0, 0);
+	mm_finish_layout(mm);
+	mm_populate(mm, vma, SPAN(0) + K4, true);
+	uint32_t filled = vma_pte(vma, SPAN(0) + K4)->gen;
+	cr_assert(mm_zap_pte(mm, vma, SPAN(0) + K4));
+	mm_commit_pte(vma_pte(vma, SPAN(0) + K4));
+	vma->writable = false; /* an mprotect(read) before the munmap */
+	uint64_t s = 0, e = 0;
+	mm_unmap_vma(mm, vma, &s, &e);
+	mm->total_vm -= 4; /* as munmap's return does */
+	struct pte before = *vma_pte(vma, SPAN(0) + K4);
+	uint64_t vma_epoch = vma->epoch, mm_epoch = mm->epoch;
+	uint32_t next_gen = mm->next_gen;
+
+	mm_map_vma(mm, vma);
+	cr_expect(vma->mapped);
+	cr_expect(vma->writable);
+	cr_expect_eq(mm->total_vm, 4);
+	cr_expect_gt(vma->epoch, vma_epoch);
+	cr_expect_gt(mm->epoch, mm_epoch);
+	cr_expect_eq(mm->next_gen, next_gen, "mapping changes no PTE");
+	for (uint64_t i = 0; i < 4; i++)
+		cr_expect_not(vma->ptes[i].present);
+	const struct pte *pte = vma_pte(vma, SPAN(0) + K4);
+	cr_expect_eq(pte->gen, before.gen);
+	cr_expect_eq(pte->pending, before.pending);
+	cr_expect_eq(pte->committed, before.committed);
+	cr_expect_lt(filled, pte->committed, "an old entry is still stale");
+	/* A fault after the map is newer than everything committed. */
+	mm_populate(mm, vma, SPAN(0) + K4, true);
+	cr_expect_gt(pte->gen, pte->committed);
+	cr_expect(pte->writable);
+	mm_free(mm);
+}
+
+Test(mm, map_of_a_mapped_vma_aborts, .signal = SIGABRT)
+{
+	struct mm *mm = mm_new(1, 1);
+	mm_add_vma(mm, SPAN(0), 4 * K4, PS_4K, false, 0, 0);
+	mm_finish_layout(mm);
+	mm_map_vma(mm, &mm->vmas[0]);
+}
+
 /* ---- page-table occupancy ------------------------------------------------ */
 
 /*
@@ -591,6 +644,36 @@ Test(mm_pgtable, wide_vma_with_shared_ends)
 	    {1, 3, SPAN(0), SPAN(3)}, /* all three */
 	};
 	run_unmaps(mm, ends_first, G_N_ELEMENTS(ends_first));
+	mm_free(mm);
+}
+
+/*
+ * mm_map_vma() takes back the references mm_unmap_vma() dropped: in
+ * three_vmas(), C unmapped frees S2 (its alone) but not S1; mapped again, the
+ * counts are the layout's, and unmapping everything frees each span again.
+ */
+Test(mm_pgtable, map_again_takes_the_tables_back)
+{
+	struct mm *mm = three_vmas();
+	uint64_t start = 0, end = 0;
+	cr_assert_eq(mm_unmap_vma(mm, &mm->vmas[2], &start, &end), 1);
+	cr_expect_eq(start, SPAN(2));
+	cr_expect_eq(end, SPAN(3));
+	cr_expect_eq(mm->pmd_users[1], 2);
+	cr_expect(mm_pmd_freed(mm, SPAN(2) >> 21));
+
+	mm_map_vma(mm, &mm->vmas[2]);
+	cr_expect_eq(mm->pmd_users[0], 1);
+	cr_expect_eq(mm->pmd_users[1], 3);
+	cr_expect_eq(mm->pmd_users[2], 1);
+	cr_expect_not(mm_pmd_freed(mm, SPAN(2) >> 21));
+
+	static const struct unmap_step steps[] = {
+	    {1, 0, 0, 0},             /* S1 keeps A and C */
+	    {2, 1, SPAN(2), SPAN(3)}, /* S2 again; S1 keeps A */
+	    {0, 2, SPAN(0), SPAN(2)}, /* S0 and S1 */
+	};
+	run_unmaps(mm, steps, G_N_ELEMENTS(steps));
 	mm_free(mm);
 }
 

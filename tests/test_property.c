@@ -6,7 +6,8 @@
  * of 16-64, random costs), a bundled policy with an optional knob override,
  * and a workload of 2-6 tasks in 1-2 processes whose programs are random
  * sequences (loops nested up to 2 deep) of accesses, madvise(DONTNEED),
- * mprotect pairs, munmaps, sleeps, yields, computes and flag hand-offs.
+ * mprotect pairs, munmaps, munmap/mmap cycles, sleeps, yields, computes and
+ * flag hand-offs.
  *
  * The generator builds only programs that can neither fail at run time nor
  * deadlock, so any error from sim_run() is a failure:
@@ -21,7 +22,8 @@
  *     lower index in the same process; each reader sets u<r>_<j> as its last
  *     op, and the owner waits for all of them, then unmaps chunks of the
  *     region at the very end of its program (an access to an unmapped chunk
- *     is a SIGSEGV).
+ *     is a SIGSEGV), after sometimes unmapping one, mapping it again and
+ *     faulting pages of it back in, a few times over.
  * Each case runs three times: run-ahead twice (determinism) and stepping one
  * access per event once (the run-ahead identity of README.md "Run-ahead").
  *
@@ -139,6 +141,7 @@ struct prop_stats {
 	uint64_t cases;
 	uint64_t with_ipis;
 	uint64_t with_faults;
+	uint64_t with_remaps; /* an mmap op in the workload */
 	uint64_t dedup_thread;
 	uint64_t dedup_thread_stale;
 	uint64_t accesses;
@@ -630,6 +633,25 @@ static void gen_ops(struct gen *g, GPtrArray *ops, unsigned depth, unsigned n)
 			;
 }
 
+/*
+ * tlb_flush2's outer loop: munmap a chunk, mmap it again, touch pages of it
+ * (faults), one to three times.  Only the owner touches the region by now.
+ */
+static void gen_remap_cycles(struct gen *g, GPtrArray *ops, unsigned r)
+{
+	const struct gen_region *reg = &g->regions[r];
+	unsigned chunk = pick(g, 0, reg->chunks - 1);
+	unsigned pages = pick(g, 1, reg->chunk_pages);
+	emit(ops, "{\"op\": \"loop\", \"count\": %u, \"body\": ["
+		  "{\"op\": \"munmap\", \"region\": \"r%u\", \"chunk\": %u}, "
+		  "{\"op\": \"mmap\", \"region\": \"r%u\", \"chunk\": %u}, "
+		  "{\"op\": \"access\", \"region\": \"r%u\", \"chunk\": %u, \"pattern\": "
+		  "\"sequential\", \"first\": %u, \"pages\": %u, \"rounds\": %u, \"write\": %u, "
+		  "\"cycles\": %u}]}",
+	     pick(g, 1, 3), r, chunk, r, chunk, r, chunk, pick(g, 0, reg->chunk_pages - pages),
+	     pages, pick(g, 1, 3), pick(g, 0, 1), pick(g, 1, 40));
+}
+
 /* The owner's last ops: wait for every reader, then unmap some chunks. */
 static void gen_unmap_tail(struct gen *g, GPtrArray *ops, unsigned r)
 {
@@ -637,6 +659,8 @@ static void gen_unmap_tail(struct gen *g, GPtrArray *ops, unsigned r)
 	for (unsigned j = 0; j < g->task; j++)
 		if (reg->readers & (1u << j))
 			emit(ops, "{\"op\": \"wait_flag\", \"flag\": \"u%u_%u\", \"value\": 1}", r, j);
+	if (chance(g, 40))
+		gen_remap_cycles(g, ops, r);
 	if (chance(g, 50)) {
 		/* Every chunk, upwards or downwards. */
 		char *chunk = chance(g, 50) ? g_strdup("$k")
@@ -699,7 +723,7 @@ static char *gen_program(struct gen *g, unsigned task, const struct gen_phase *p
 
 static char *gen_workload(struct gen *g, uint64_t seed)
 {
-	static const char *const report_ops[] = {"munmap", "mprotect", "madvise"};
+	static const char *const report_ops[] = {"munmap", "mmap", "mprotect", "madvise"};
 	gen_layout(g);
 	struct gen_phase phase = {-1, -1};
 	if (chance(g, 50))
@@ -727,9 +751,10 @@ static char *gen_workload(struct gen *g, uint64_t seed)
 		g_string_append(s, ",\n \"report\": {");
 		if (phase.begin_task >= 0)
 			g_string_append_printf(s, "\"phase\": \"m\"%s", report_op ? ", " : "");
-		if (report_op)
-			g_string_append_printf(s, "\"op\": \"%s\"",
-					       report_ops[rng_below(&g->rng, 3)]);
+		if (report_op) {
+			uint64_t which = rng_below(&g->rng, G_N_ELEMENTS(report_ops));
+			g_string_append_printf(s, "\"op\": \"%s\"", report_ops[which]);
+		}
 		g_string_append(s, "}");
 	}
 	g_string_append(s, "\n}\n");
@@ -1007,6 +1032,7 @@ static void run_case(uint64_t seed, struct prop_stats *stats)
 			stats->cases++;
 			stats->with_ipis += ahead->total.ipis_sent > 0;
 			stats->with_faults += ahead->total.page_faults > 0;
+			stats->with_remaps += strstr(c.workload, "\"op\": \"mmap\"") != NULL;
 			stats->dedup_thread += allowed;
 			stats->dedup_thread_stale += allowed && ahead->total.stale_hits > 0;
 			stats->accesses += ahead->total.accesses;
@@ -1043,9 +1069,9 @@ static void run_shard(unsigned shard)
 		run_case(base + k, &stats);
 	char *path = stats_path(getppid(), shard);
 	char *text = g_strdup_printf("%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-				     " %" PRIu64 "\n", stats.cases, stats.with_ipis,
+				     " %" PRIu64 " %" PRIu64 "\n", stats.cases, stats.with_ipis,
 				     stats.with_faults, stats.dedup_thread, stats.dedup_thread_stale,
-				     stats.accesses);
+				     stats.accesses, stats.with_remaps);
 	g_file_set_contents(path, text, -1, NULL);
 	g_free(text);
 	g_free(path);
@@ -1081,14 +1107,16 @@ ReportHook(POST_ALL)(struct criterion_global_stats *unused)
 		struct prop_stats st = {0};
 		if (g_file_get_contents(path, &text, NULL, NULL) &&
 		    sscanf(text, "%" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
-			   " %" SCNu64, &st.cases, &st.with_ipis, &st.with_faults, &st.dedup_thread,
-			   &st.dedup_thread_stale, &st.accesses) == 6) {
+			   " %" SCNu64 " %" SCNu64, &st.cases, &st.with_ipis, &st.with_faults,
+			   &st.dedup_thread, &st.dedup_thread_stale, &st.accesses,
+			   &st.with_remaps) == 7) {
 			total.cases += st.cases;
 			total.with_ipis += st.with_ipis;
 			total.with_faults += st.with_faults;
 			total.dedup_thread += st.dedup_thread;
 			total.dedup_thread_stale += st.dedup_thread_stale;
 			total.accesses += st.accesses;
+			total.with_remaps += st.with_remaps;
 			shards++;
 		}
 		g_unlink(path);
@@ -1099,8 +1127,8 @@ ReportHook(POST_ALL)(struct criterion_global_stats *unused)
 		return;
 	fprintf(stderr,
 		"property: %" PRIu64 " cases passed (%u of %u shards), %" PRIu64 " with IPIs, %" PRIu64
-		" with page faults, %" PRIu64 " of %" PRIu64
+		" with page faults, %" PRIu64 " with munmap/mmap cycles, %" PRIu64 " of %" PRIu64
 		" smt-dedup on thread-scoped SMT with stale hits, %" PRIu64 " accesses\n",
 		total.cases, shards, NR_SHARDS, total.with_ipis, total.with_faults,
-		total.dedup_thread_stale, total.dedup_thread, total.accesses);
+		total.with_remaps, total.dedup_thread_stale, total.dedup_thread, total.accesses);
 }

@@ -237,3 +237,165 @@ Test(vm, zapping_the_zero_page_frees_nothing)
 	support_run_free(&r);
 	g_free(both);
 }
+
+/*
+ * munmap, then mmap of the same chunk: a fresh read-write mapping (the
+ * mprotect(read) before the munmap is gone) with no page present.  The caller
+ * write-faults pages 0-1 back in; after its flag, cpu 1 reads pages 2-3 and
+ * faults them in too (the new VMA is everyone's), with no SIGSEGV anywhere.
+ */
+Test(vm, mmap_after_munmap_maps_a_fresh_chunk)
+{
+	const char *w =
+		"{\"name\": \"remap\","
+		" \"regions\": [{\"name\": \"victim\", \"size\": 16384, \"populate\": \"all\"}],"
+		" \"tasks\": ["
+		"  {\"name\": \"caller\", \"cpu\": 0, \"program\": ["
+		"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\","
+		"     \"pages\": 4, \"rounds\": 1, \"cycles\": 10},"
+		"    {\"op\": \"mprotect\", \"region\": \"victim\", \"prot\": \"read\"},"
+		"    {\"op\": \"munmap\", \"region\": \"victim\"},"
+		"    {\"op\": \"mmap\", \"region\": \"victim\"},"
+		"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\","
+		"     \"pages\": 2, \"rounds\": 3, \"write\": 1, \"cycles\": 10},"
+		"    {\"op\": \"set_flag\", \"flag\": \"mapped\", \"value\": 1}]},"
+		"  {\"name\": \"reader\", \"cpu\": 1, \"program\": ["
+		"    {\"op\": \"wait_flag\", \"flag\": \"mapped\", \"value\": 1},"
+		"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\","
+		"     \"first\": 2, \"pages\": 2, \"rounds\": 2, \"cycles\": 10}]}],"
+		" \"report\": {\"op\": \"mmap\"}}";
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	cr_expect_eq(CPU(r, 0, page_faults), 2, "pages 0-1, once each");
+	cr_expect_eq(CPU(r, 1, page_faults), 2, "pages 2-3, once each");
+	cr_expect_eq(CPU(r, 0, syscalls), 3, "mprotect, munmap, mmap");
+	cr_expect_eq(r.result->total.accesses, 4 + 6 + 4);
+	cr_expect_eq(r.result->total.stale_hits, 0);
+	cr_expect_eq(r.result->total.stale_pwc, 0);
+	/* mprotect's four pages and munmap's four; mmap flushes nothing. */
+	cr_expect_eq(CPU(r, 0, invlpg), 8);
+	/* Entry and vma_op, then the return at the global event: no PTE work. */
+	cr_assert_eq(r.result->op_cycles->len, 1);
+	const struct topology_costs *costs = &r.topology->costs;
+	cr_expect_eq(g_array_index(r.result->op_cycles, uint64_t, 0),
+		     costs->syscall + costs->vma_op);
+	support_run_free(&r);
+}
+
+/* mmap of a chunk that is mapped is a workload bug, reported with its path. */
+Test(vm, mmap_of_a_mapped_chunk_is_reported)
+{
+	const char *w =
+		"{\"name\": \"twice\","
+		" \"regions\": [{\"name\": \"r\", \"chunks\": 2, \"chunk_size\": 4096}],"
+		" \"tasks\": [{\"name\": \"t\", \"program\": ["
+		"   {\"op\": \"munmap\", \"region\": \"r\", \"chunk\": 1},"
+		"   {\"op\": \"mmap\", \"region\": \"r\", \"chunk\": 1},"
+		"   {\"op\": \"mmap\", \"region\": \"r\", \"chunk\": 1}]}]}";
+	int code = -1;
+	char *msg = support_run_error("tiny-2cpu.json", "linux-4.5", NULL, w, &code);
+	cr_expect_eq(code, TLBSIM_ERROR_INVALID);
+	cr_expect(g_str_has_prefix(msg, "case: $.tasks[0].program[2]: mmap of chunk 1 of r, "
+					"already mapped"), "%s", msg);
+	g_free(msg);
+}
+
+/*
+ * A munmap after the mmap frees the page-table page again.  Two 1 MiB chunks
+ * share one 2 MiB span (chunk 1 below chunk 0), the first page of each
+ * present.  munmap 1 leaves the span to chunk 0: a one-page flush.  munmap 0
+ * frees the span's PTE page, and pte_free_tlb() widens the range down to the
+ * span's start: 257 pages, over linux-4.5's ceiling of 33, a full flush.
+ * After mmap 0 and a write fault, munmap 0 frees the page again: another full
+ * flush; had the mmap not taken the page back, this munmap would find it
+ * already freed.
+ */
+Test(vm, munmap_after_mmap_frees_the_page_table_again)
+{
+	const char *w =
+		"{\"name\": \"tables\","
+		" \"regions\": [{\"name\": \"r\", \"chunks\": 2, \"chunk_size\": \"1M\","
+		"                \"populate\": \"first\"}],"
+		" \"tasks\": [{\"name\": \"t\", \"cpu\": 0, \"program\": ["
+		"   {\"op\": \"munmap\", \"region\": \"r\", \"chunk\": 1},"
+		"   {\"op\": \"munmap\", \"region\": \"r\", \"chunk\": 0},"
+		"   {\"op\": \"mmap\", \"region\": \"r\", \"chunk\": 0},"
+		"   {\"op\": \"access\", \"region\": \"r\", \"chunk\": 0,"
+		"    \"pattern\": \"sequential\", \"pages\": 1, \"rounds\": 1, \"write\": 1,"
+		"    \"cycles\": 10},"
+		"   {\"op\": \"munmap\", \"region\": \"r\", \"chunk\": 0}]}]}";
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	cr_expect_eq(CPU(r, 0, nr_tlb_local_flush_one), 1, "munmap 1's present page");
+	cr_expect_eq(CPU(r, 0, nr_tlb_local_flush_all), 2, "each munmap 0 frees the table");
+	cr_expect_eq(CPU(r, 0, page_faults), 1);
+	cr_expect_eq(r.result->total.stale_pwc, 0);
+	support_run_free(&r);
+}
+
+/*
+ * mmap raises total_vm again, which the 3.6 range rule reads: INVLPG each
+ * page iff the range is at most min(tlb_lld_4k, total_vm) >> shift pages
+ * (tiny-2cpu: 16 entries, shift 1).  "a" (4 pages) and "b" (6) make
+ * total_vm 10, so munmap of "a" flushes its 4 pages one by one (4 <= 10 >> 1)
+ * both times; had the mmap not counted a's pages again, the second munmap
+ * would see 6 >> 1 = 3 and flush everything.
+ */
+Test(vm, mmap_raises_total_vm_for_the_range_rule)
+{
+	const char *w =
+		"{\"name\": \"total_vm\","
+		" \"regions\": [{\"name\": \"a\", \"size\": \"16K\", \"populate\": \"all\"},"
+		"               {\"name\": \"b\", \"size\": \"24K\"}],"
+		" \"tasks\": [{\"name\": \"t\", \"cpu\": 0, \"program\": ["
+		"   {\"op\": \"munmap\", \"region\": \"a\"},"
+		"   {\"op\": \"mmap\", \"region\": \"a\"},"
+		"   {\"op\": \"munmap\", \"region\": \"a\"}]}]}";
+	struct support_run r = support_run("tiny-2cpu.json", "linux-3.6", NULL, w);
+	cr_expect_eq(CPU(r, 0, nr_tlb_local_flush_one), 8);
+	cr_expect_eq(CPU(r, 0, nr_tlb_local_flush_all), 0);
+	support_run_free(&r);
+}
+
+/*
+ * The new VMA is visible to the other CPUs from the call's global event,
+ * syscall + vma_op (3150 cycles, ns on tiny-2cpu) after it entered the
+ * kernel, not before.  cpu 0 unmaps the chunk, sets "go", computes 1000 cycles
+ * and mmaps it: entry at about 9.3 us, return at 12.5 us.  cpu 1 sees "go" a
+ * line transfer later, switches to its reader (2000 cycles, at 10.5 us),
+ * computes @wait cycles and reads the chunk: 500 in, the mmap is under way and
+ * the walk finds nothing (SIGSEGV); 8000 in, it faults the page in.
+ */
+static char *visibility_case(unsigned wait)
+{
+	return g_strdup_printf(
+		"{\"name\": \"visible\","
+		" \"regions\": [{\"name\": \"r\", \"size\": 16384, \"populate\": \"all\"}],"
+		" \"tasks\": ["
+		"  {\"name\": \"caller\", \"cpu\": 0, \"program\": ["
+		"    {\"op\": \"munmap\", \"region\": \"r\"},"
+		"    {\"op\": \"set_flag\", \"flag\": \"go\", \"value\": 1},"
+		"    {\"op\": \"compute\", \"cycles\": 1000},"
+		"    {\"op\": \"mmap\", \"region\": \"r\"}]},"
+		"  {\"name\": \"reader\", \"cpu\": 1, \"program\": ["
+		"    {\"op\": \"wait_flag\", \"flag\": \"go\", \"value\": 1},"
+		"    {\"op\": \"compute\", \"cycles\": %u},"
+		"    {\"op\": \"access\", \"region\": \"r\", \"pattern\": \"sequential\", \"pages\": 1,"
+		"     \"rounds\": 1, \"cycles\": 10}]}]}",
+		wait);
+}
+
+Test(vm, mmap_is_visible_from_its_return)
+{
+	char *w = visibility_case(500);
+	int code = -1;
+	char *msg = support_run_error("tiny-2cpu.json", "linux-4.5", NULL, w, &code);
+	cr_expect(strstr(msg, "$.tasks[1].program[2]: access to unmapped memory") != NULL, "%s",
+		  msg);
+	g_free(msg);
+	g_free(w);
+
+	w = visibility_case(8000);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	cr_expect_eq(CPU(r, 1, page_faults), 1);
+	support_run_free(&r);
+	g_free(w);
+}

@@ -301,8 +301,8 @@ Test(workload_bundled, munmap_defaults_are_t12_n8)
 Test(workload_bundled, op_names_and_params)
 {
 	static const char *const names[NR_OP_KINDS] = {
-	    "access",  "munmap",   "mprotect",  "madvise", "sleep", "yield",
-	    "compute", "set_flag", "wait_flag", "loop",    "phase",
+	    "access",  "munmap",  "mmap",     "mprotect",  "madvise", "sleep",
+	    "yield",   "compute", "set_flag", "wait_flag", "loop",    "phase",
 	};
 	for (int k = 0; k < NR_OP_KINDS; k++)
 		cr_expect_str_eq(workload_op_name((enum op_kind)k), names[k]);
@@ -429,6 +429,38 @@ Test(workload_ops, chunk_ops)
 	workload_free(w);
 }
 
+/* mmap takes munmap's keys: the region and, in a chunked one, the chunk. */
+Test(workload_ops, mmap_names_a_chunk)
+{
+	struct workload *w =
+	    program_ok("{\"op\": \"munmap\", \"region\": \"chunks\", \"chunk\": 1}, "
+		       "{\"op\": \"mmap\", \"region\": \"chunks\", \"chunk\": \"$p - 3\","
+		       " \"comment\": \"again\"}, "
+		       "{\"op\": \"mmap\", \"region\": \"data\"}");
+	const struct op *ops = w->groups[0].ops;
+	cr_expect_eq(ops[1].kind, OP_MMAP);
+	cr_expect_eq(ops[1].region, 1);
+	cr_expect_str_eq(expr_text(ops[1].chunk), "$p - 3");
+	cr_expect_str_eq(ops[1].path, "$.tasks[0].program[1]");
+	cr_expect_eq(ops[2].kind, OP_MMAP);
+	cr_expect_eq(constant(ops[2].chunk), 0, "a plain region's one chunk");
+	cr_expect_eq(w->report_op, OP_MUNMAP, "the first syscall");
+	workload_free(w);
+	w = program_ok("{\"op\": \"yield\"}, {\"op\": \"mmap\", \"region\": \"data\"}");
+	cr_expect_eq(w->report_op, OP_MMAP, "mmap is a syscall too");
+	workload_free(w);
+
+	/* with_program() ends in "]}]}": put the report before the last '}'. */
+	char *text = with_program("{\"op\": \"mmap\", \"region\": \"data\"}");
+	text[strlen(text) - 1] = '\0';
+	char *with_report = g_strdup_printf("%s, \"report\": {\"op\": \"mmap\"}}", text);
+	w = load_ok(with_report);
+	cr_expect_eq(w->report_op, OP_MMAP);
+	workload_free(w);
+	g_free(with_report);
+	g_free(text);
+}
+
 Test(workload_ops, chunk_defaults_to_0_in_a_plain_region)
 {
 	struct workload *w = program_ok("{\"op\": \"munmap\", \"region\": \"data\"}");
@@ -489,12 +521,17 @@ Test(workload_ops, loops_with_and_without_var)
 	cr_expect_eq(outer->kind, OP_LOOP);
 	cr_expect_eq(constant(outer->count), 4);
 	cr_expect_str_eq(outer->var, "i");
-	cr_assert_eq(outer->nr_body, 2);
+	cr_assert_eq(outer->nr_body, 3);
 	const struct op *inner = &outer->body[1];
 	cr_expect_eq(inner->kind, OP_LOOP);
 	cr_expect_null(inner->var);
 	cr_expect_str_eq(expr_text(inner->count), "$i + 1");
 	cr_expect_eq(inner->nr_body, 1);
+	const struct op *mmap = &outer->body[2];
+	cr_expect_eq(mmap->kind, OP_MMAP);
+	cr_expect_eq(mmap->region, 1);
+	cr_expect_str_eq(expr_text(mmap->chunk), "$i");
+	cr_expect_str_eq(mmap->path, "$.tasks[0].program[6].body[2]");
 	workload_free(w);
 }
 
@@ -583,12 +620,32 @@ Test(workload_errors, unknown_op_key)
 			     "(expected one of: op, comment)");
 }
 
+Test(workload_errors, mmap_keys)
+{
+	expect_program_error("{\"op\": \"mmap\", \"region\": \"chunks\", \"chunk\": 0,"
+			     " \"size\": 8192}",
+			     "t.json: $.tasks[0].program[0]: unknown key \"size\" "
+			     "(expected one of: op, comment, region, chunk)");
+	expect_program_error("{\"op\": \"mmap\", \"region\": \"chunks\", \"chnk\": 0}",
+			     "t.json: $.tasks[0].program[0]: unknown key \"chnk\" "
+			     "(did you mean \"chunk\"?)");
+	expect_program_error("{\"op\": \"mmap\", \"region\": \"chunks\"}",
+			     "t.json: $.tasks[0].program[0]: missing required key \"chunk\"");
+	expect_program_error("{\"op\": \"mmap\", \"region\": \"chunk\", \"chunk\": 0}",
+			     "t.json: $.tasks[0].program[0].region: no region named \"chunk\" "
+			     "(did you mean \"chunks\"?)");
+	expect_program_error("{\"op\": \"mmap\", \"region\": \"chunks\", \"chunk\": \"$q\"}",
+			     "t.json: $.tasks[0].program[0].chunk: unknown variable '$q' "
+			     "(did you mean '$p'?)");
+}
+
 Test(workload_errors, unknown_op_name)
 {
 	expect_program_error("{\"op\": \"yield\"}, {\"op\": \"munmapp\", \"region\": \"data\"}",
 			     "t.json: $.tasks[0].program[1].op: expected one of \"access\", "
-			     "\"munmap\", \"mprotect\", \"madvise\", \"sleep\", \"yield\", "
-			     "\"compute\", \"set_flag\", \"wait_flag\", \"loop\", \"phase\", got "
+			     "\"munmap\", \"mmap\", \"mprotect\", \"madvise\", \"sleep\", "
+			     "\"yield\", \"compute\", \"set_flag\", \"wait_flag\", \"loop\", "
+			     "\"phase\", got "
 			     "\"munmapp\" (did you mean \"munmap\"?)");
 	expect_program_error("{\"sleep\": 1}",
 			     "t.json: $.tasks[0].program[0]: missing required key \"op\"");
@@ -1098,8 +1155,8 @@ Test(workload_errors, report)
 	g_free(with_report);
 
 	with_report = g_strdup_printf("%s, \"report\": {\"op\": \"access\"}}", text);
-	expect_error(with_report, "t.json: $.report.op: expected one of \"munmap\", \"mprotect\", "
-				  "\"madvise\", got \"access\"");
+	expect_error(with_report, "t.json: $.report.op: expected one of \"munmap\", \"mmap\", "
+				  "\"mprotect\", \"madvise\", got \"access\"");
 	g_free(with_report);
 
 	with_report = g_strdup_printf("%s, \"report\": {\"summery\": \"\"}}", text);

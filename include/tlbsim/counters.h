@@ -44,7 +44,7 @@
 	X(pages_reclaimed)               /* PTEs unmapped by reclaim (MADV_PAGEOUT) */             \
 	X(lru_lock_acquisitions)         /* LRU lock taken (batch drains, page frees) */           \
 	X(lru_lock_cycles)               /* cycles waiting for and holding the LRU lock */         \
-	X(syscalls)                      /* munmap/mprotect/madvise calls */
+	X(syscalls)                      /* munmap/mmap/mprotect/madvise calls */
 
 struct counters {
 #define COUNTERS_FIELD(name) uint64_t name;

@@ -36,9 +36,9 @@ struct vma {
 	enum page_size page_size; /* size of its translations: 4K, or 2M for THP/hugetlb */
 	bool hugetlb;
 	bool shared; /* MAP_SHARED: a read fault allocates (shmem), no zero page */
-	bool mapped; /* false once unmapped */
+	bool mapped; /* false once unmapped, true again once mapped again */
 	bool writable;
-	uint64_t epoch;  /* bumped when a PTE is zapped or write-protected, or on unmap */
+	uint64_t epoch;  /* bumped when a PTE is zapped or write-protected, on unmap and on map */
 	unsigned region; /* workload region index */
 	unsigned chunk;  /* chunk index inside the region */
 	struct pte *ptes; /* one per page of page_size */
@@ -133,6 +133,13 @@ static inline void mm_commit_change(struct pte *pte, uint32_t lo, uint32_t hi)
  */
 unsigned mm_unmap_vma(struct mm *mm, struct vma *vma, uint64_t *freed_start,
 		      uint64_t *freed_end);
+/*
+ * Map an unmapped @vma again, at its old address (mmap() after munmap()): a
+ * fresh read-write mapping with every PTE not present.  Takes its page-table
+ * references again and raises total_vm.  The PTEs keep their generations, so
+ * a TLB entry left from before the munmap still counts as stale if hit.
+ */
+void mm_map_vma(struct mm *mm, struct vma *vma);
 
 /* Has the PTE page of 2 MiB span @span (vaddr >> 21) been freed? */
 static inline bool mm_pmd_freed(const struct mm *mm, uint64_t span)

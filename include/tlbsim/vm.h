@@ -14,6 +14,12 @@
 /* munmap() of the whole @vma. */
 void do_munmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma, uint64_t now,
 	       struct kcont done);
+/*
+ * mmap() of an unmapped @vma again, at its old address: a fresh mapping with
+ * no PTE present.  Visible to other CPUs, and returned, at one global event.
+ */
+void do_mmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma, uint64_t now,
+	     struct kcont done);
 /* mprotect() of the whole @vma to read-only (@writable false) or read-write. */
 void do_mprotect(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
 		 bool writable, uint64_t now, struct kcont done);

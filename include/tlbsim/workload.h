@@ -21,6 +21,7 @@
 enum op_kind {
 	OP_ACCESS,    /* read/write pages of a region */
 	OP_MUNMAP,    /* munmap one chunk */
+	OP_MMAP,      /* mmap an unmapped chunk again, at its old address */
 	OP_MPROTECT,  /* mprotect one chunk read-only or read-write */
 	OP_MADVISE,   /* madvise(MADV_DONTNEED) one chunk */
 	OP_SLEEP,     /* block for a duration */
@@ -43,7 +44,7 @@ struct op {
 	enum op_kind kind;
 	char *path; /* JSON path, for run-time messages */
 	unsigned region;
-	struct expr *chunk;  /* munmap/mprotect/madvise; access: NULL = whole region */
+	struct expr *chunk;  /* munmap/mmap/mprotect/madvise; access: NULL = whole region */
 	struct expr *count;  /* loop: iterations; access: rounds (NULL = until flag) */
 	struct expr *pages;  /* access: pages per round; madvise: pages (NULL = to the end) */
 	struct expr *first;  /* access sequential, madvise: first page (of the chunk) */
