@@ -1688,7 +1688,8 @@ def exp7(rows):
                   "share": share, "ipis": int(r["ipis_sent"]), "bcast": int(r["tlbi_broadcasts"]),
                   "lat": num(r, "op_ns_mean"), "lat1": num(r1, "op_ns_mean"),
                   "lru": int(r["lru_lock_acquisitions"]) / loops,
-                  "lru_share": num(r, "lru_lock_ns") / cpu_ns * 100}
+                  "lru_share": num(r, "lru_lock_ns") / cpu_ns * 100,
+                  "loop_us": MILAN_T / num(r, "op_per_sec") * 1e6, "loop1_us": loop1 / 1e3}
     pub = [(f"loops/s, {m[k]['label']}", m[k]["pub"], m[k]["ops"], False) for k, *_ in EXP7_CELLS]
     pub += [("TLB invalidation % of CPU, vanilla", 40.0, m["linux-6.14"]["share"], True),
             ("TLB invalidation % of CPU, INVLPGB only", 4.0, m["invlpgb"]["share"], True)]
@@ -1745,17 +1746,23 @@ def exp7(rows):
           "none). Each turn at the lock costs the lock's line, the list head's, and the lines of "
           "the list entries next to the caller's pages, which list_add() and list_del() write "
           "and other CPUs wrote last (`swap.c`; session 6: INVLPGB alone went from +61% to "
-          "+13% with them). The INVLPGB-only invalidation share "
+          "+13% with them, +21% once the workload followed the benchmark's whole loop). "
+          "The INVLPGB-only invalidation share "
           f"({pct(m['invlpgb']['share'], 1)}) is the difference of two large figures (the "
           "loop alone, and the time at the lock), so only its size, a few percent at most, "
           "means something. The levels are several times too high in every cell: a "
           f"single task's loop costs tlbsim {fmt(m['linux-6.14']['lat1'])} ns of madvise "
-          "plus a fault, and 36 of them contend only on the LRU lock and the shootdown, "
-          "while the published 527k loops/s mean 68 us per loop and task. The workload "
-          "also leaves out part of the benchmark's loop: after each MADV_DONTNEED it reads the "
-          "page back (`assert(*(addr + i) == 0)`, a read fault that maps the zero page), and "
-          "every 256 loops it munmaps its 1 MiB (one full flush) and mmaps a new one; "
-          "tlbsim has no zero page and cannot map a chunk again. Also left out: the "
+          "plus two faults, and 36 of them contend only on the LRU lock and the shootdown, "
+          "while the published 527k loops/s mean 68 us per loop and task. With both fixes "
+          f"tlbsim's 36 tasks each take {m['linux-6.15']['loop_us']:.1f} us per loop, about "
+          f"what one task alone takes ({m['linux-6.15']['loop1_us']:.1f} us): nothing left "
+          "contends; the published 1157k loops/s are 31 us per loop and task. The likely "
+          "contention is one tlbsim lacks: the 36 tasks' 1 MiB mmap()s are adjacent anonymous "
+          "mappings, which the kernel merges into one VMA, so every fault takes that VMA's "
+          "lock (per-VMA locking) and every munmap splits it under mmap_lock, while tlbsim "
+          "gives each task its own VMA and models neither lock. The workload follows the "
+          "benchmark's loop (since session 6: the read-back fault that maps the zero page, "
+          "and the munmap and mmap of the 1 MiB after each pass). Also left out: the "
           "page-table locks (a PTE page holds two tasks' mappings), mmap_lock "
           "or the per-VMA lock, the memory cgroup's counters, and the interrupt's real cost "
           "on a Zen 3 with its mitigations; the topology's IPI and interrupt costs are "
