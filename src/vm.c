@@ -300,7 +300,10 @@ static void vm_apply_event(void *target, uint64_t unused)
 	}
 	case VM_FAULT: {
 		struct pte *pte = vma_pte(call->vma, call->addr);
-		if (call->write && pte->present && pte->zero_page) {
+		/* (An mprotect() since the fault was taken may have made the VMA
+		 * read-only: then, as for other write faults that race with one,
+		 * the access is let through on what is mapped.) */
+		if (call->write && pte->present && pte->zero_page && call->vma->writable) {
 			vm_cow_zero_page(call, &tlb);
 			t += lru_add_page(k, call->cpu, t); /* the copy joins the LRU */
 			/* The retried access's walk, taken now, while the new PTE

@@ -399,3 +399,36 @@ Test(vm, mmap_is_visible_from_its_return)
 	support_run_free(&r);
 	g_free(w);
 }
+
+/*
+ * A write to the zero page whose fault is taken just before another CPU's
+ * mprotect(read) lands, and handled just after it: the copy must not happen
+ * in a read-only VMA (it used to abort); the write goes through on what is
+ * mapped, as other write faults racing an mprotect do.  On tiny-2cpu the
+ * mprotect lands about 5250 cycles after "go"; these delays put the fault's
+ * start before that and its handling after it.
+ */
+Test(vm, zero_page_write_racing_mprotect_read)
+{
+	for (unsigned delay = 4000; delay <= 5000; delay += 500) {
+		char *w = g_strdup_printf(
+			"{\"name\": \"race\", \"regions\": [{\"name\": \"heap\", \"size\": \"4K\"}],"
+			" \"tasks\": ["
+			"  {\"name\": \"a\", \"cpu\": 0, \"program\": ["
+			"    {\"op\": \"access\", \"region\": \"heap\", \"pattern\": \"sequential\","
+			"     \"pages\": 1, \"rounds\": 1, \"write\": 0, \"cycles\": 10},"
+			"    {\"op\": \"set_flag\", \"flag\": \"go\", \"value\": 1},"
+			"    {\"op\": \"compute\", \"cycles\": %u},"
+			"    {\"op\": \"access\", \"region\": \"heap\", \"pattern\": \"sequential\","
+			"     \"pages\": 1, \"rounds\": 1, \"write\": 1, \"cycles\": 10}]},"
+			"  {\"name\": \"b\", \"cpu\": 1, \"program\": ["
+			"    {\"op\": \"wait_flag\", \"flag\": \"go\", \"value\": 1},"
+			"    {\"op\": \"mprotect\", \"region\": \"heap\", \"prot\": \"read\"}]}]}",
+			delay);
+		struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+		cr_expect_eq(r.result->total.page_faults, 2, "delay %u", delay);
+		cr_expect_eq(r.result->total.stale_hits, 0, "delay %u", delay);
+		support_run_free(&r);
+		g_free(w);
+	}
+}
