@@ -640,16 +640,23 @@ static void gen_ops(struct gen *g, GPtrArray *ops, unsigned depth, unsigned n)
 static void gen_remap_cycles(struct gen *g, GPtrArray *ops, unsigned r)
 {
 	const struct gen_region *reg = &g->regions[r];
+	/* One draw per statement: the order of a call's arguments is the
+	 * compiler's.  (Older generators here still draw in argument lists, so
+	 * case numbers are gcc's.) */
 	unsigned chunk = pick(g, 0, reg->chunks - 1);
 	unsigned pages = pick(g, 1, reg->chunk_pages);
+	unsigned count = pick(g, 1, 3);
+	unsigned first = pick(g, 0, reg->chunk_pages - pages);
+	unsigned rounds = pick(g, 1, 3);
+	unsigned write = pick(g, 0, 1);
+	unsigned cycles = pick(g, 1, 40);
 	emit(ops, "{\"op\": \"loop\", \"count\": %u, \"body\": ["
 		  "{\"op\": \"munmap\", \"region\": \"r%u\", \"chunk\": %u}, "
 		  "{\"op\": \"mmap\", \"region\": \"r%u\", \"chunk\": %u}, "
 		  "{\"op\": \"access\", \"region\": \"r%u\", \"chunk\": %u, \"pattern\": "
 		  "\"sequential\", \"first\": %u, \"pages\": %u, \"rounds\": %u, \"write\": %u, "
 		  "\"cycles\": %u}]}",
-	     pick(g, 1, 3), r, chunk, r, chunk, r, chunk, pick(g, 0, reg->chunk_pages - pages),
-	     pages, pick(g, 1, 3), pick(g, 0, 1), pick(g, 1, 40));
+	     count, r, chunk, r, chunk, r, chunk, first, pages, rounds, write, cycles);
 }
 
 /* The owner's last ops: wait for every reader, then unmap some chunks. */
