@@ -51,6 +51,7 @@ struct smp_cpu {
 	struct cacheline queue_line;
 	bool in_handler;
 	bool irq_pending;      /* an interrupt arrived during the handler */
+	bool irq_deferred;     /* one arrived with interrupts off: smp_irqs_on() is due */
 	uint64_t handler_start;
 };
 
@@ -107,17 +108,48 @@ static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
 			fabric_cpu_lane(cpu_id), smp_handler_body, smp, cpu_id);
 }
 
+/*
+ * Interrupts are on again (the spin_unlock_irqrestore() of a section that
+ * held back an IPI): the handler runs now, unless the CPU went into another
+ * such section meanwhile.
+ */
+static void smp_irqs_on(void *target, uint64_t cpu_id)
+{
+	struct smp *smp = target;
+	struct kernel *k = smp->k;
+	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	const struct cpu *cpu = &k->machine->cpus[cpu_id];
+	uint64_t now = engine_now(k->engine);
+	if (now < cpu->irqs_off_until && now >= cpu->irqs_off_from) {
+		engine_schedule(k->engine, cpu->irqs_off_until, fabric_cpu_lane((unsigned)cpu_id),
+				smp_irqs_on, smp, cpu_id);
+		return;
+	}
+	sc->irq_deferred = false;
+	smp_start_handler(smp, (unsigned)cpu_id, now);
+}
+
 void smp_deliver_ipi(void *kernel, unsigned cpu_id)
 {
 	struct kernel *k = kernel;
 	struct smp *smp = k->smp;
 	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	const struct cpu *cpu = &k->machine->cpus[cpu_id];
+	uint64_t now = engine_now(k->engine);
 	k->machine->cpus[cpu_id].counters.ipis_received++;
 	if (sc->in_handler) {
 		sc->irq_pending = true;
 		return;
 	}
-	smp_start_handler(smp, cpu_id, engine_now(k->engine));
+	if (sc->irq_deferred) /* its handler pass will take this one's request too */
+		return;
+	if (now >= cpu->irqs_off_from && now < cpu->irqs_off_until) {
+		sc->irq_deferred = true;
+		engine_schedule(k->engine, cpu->irqs_off_until, fabric_cpu_lane(cpu_id), smp_irqs_on,
+				smp, cpu_id);
+		return;
+	}
+	smp_start_handler(smp, cpu_id, now);
 }
 
 /* When the caller's csd_lock_wait() loop, over the slots in order, is done. */

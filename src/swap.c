@@ -5,7 +5,8 @@
  * line that holders take in turn: a holder gets it a line transfer after the
  * previous release, then the list head the previous holder wrote (one more
  * transfer), then the other CPUs' entries next to its pages (one transfer
- * each), then does lru_page cycles per page.  A CPU's batch counts the
+ * each), then does lru_page cycles per page; interrupts are off from the
+ * spin to the unlock (an IPI waits, smp.c).  A CPU's batch counts the
  * pages it added since its last drain and how many of those were freed since.
  * Simplifies: the lock is granted in the order the simulation reaches the
  * acquisitions, each computed when its caller's step runs (a step that takes
@@ -78,6 +79,10 @@ static uint64_t lru_locked(struct kernel *k, struct cpu *cpu, uint64_t adds, uin
 	}
 	t += (adds + dels) * k->machine->topology->costs.lru_page;
 	lock->free_at = t;
+	/* Interrupts are off from the spin to the unlock: an IPI waits. */
+	if (!(cpu->irqs_off_from <= now && now <= cpu->irqs_off_until))
+		cpu->irqs_off_from = now;
+	cpu->irqs_off_until = t;
 	cpu->counters.lru_lock_cycles += t - now;
 	return t - now;
 }

@@ -69,6 +69,9 @@ struct cpu {
 	/* When each of the core's page walkers is next free (shared by the
 	 * siblings: topology page_walkers entries). */
 	uint64_t *walker_free;
+	/* A spin_lock_irqsave() section (the LRU lock, swap.c): interrupts that
+	 * arrive in [irqs_off_from, irqs_off_until) wait for its end (smp.c). */
+	uint64_t irqs_off_from, irqs_off_until;
 
 	struct counters counters;
 };
