@@ -498,8 +498,8 @@ def exp1(rows):
           "compete for load ports and fill buffers (tlbsim shares only the issue slots, the STLB "
           "and the walker). Sharing the issue slots (session 6) took this rate from 2.2 to "
           f"{sim['linux-4.5']['acc'] / PUB_A['linux-4.5']['acc']:.1f} times the published: "
-          "evenly slowed siblings split the STLB more evenly and walk more. (Until the walker model "
-          "was added, every access paid an L2 hit, its STLB hit and its walk one after the "
+          "evenly slowed siblings split the STLB more evenly and walk more. (Until the walker "
+          "model was added, every access paid an L2 hit, its STLB hit and its walk one after the "
           "other and SMT siblings did not interfere; that matched this row to 0.2% by "
           "two errors cancelling, and was 2 times too slow on IvyBridge-EP, experiment 2.)")
     pair = rows["haswell-i7/smt-pair"]

@@ -48,7 +48,8 @@ struct mm {
 	unsigned id;
 	unsigned nr_cpus;
 	uint64_t *cpumask;     /* mm_cpumask bitmap, nr_cpus bits */
-	struct cacheline cpumask_line; /* the bitmap's cache line (one line: <= 512 CPUs modelled as one) */
+	/* The bitmap's cache line (one line: <= 512 CPUs modelled as one). */
+	struct cacheline cpumask_line;
 	uint64_t total_vm;     /* mapped pages (4K units), as mm->total_vm */
 	unsigned nr_vmas;
 	struct vma *vmas;      /* sorted by start; unmapped ones stay, mapped == false */
