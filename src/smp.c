@@ -125,6 +125,8 @@ static void smp_irqs_on(void *target, uint64_t cpu_id)
 				smp_irqs_on, smp, cpu_id);
 		return;
 	}
+	/* No handler started meanwhile: an IPI that arrived found irq_deferred. */
+	g_assert(!sc->in_handler);
 	sc->irq_deferred = false;
 	smp_start_handler(smp, (unsigned)cpu_id, now);
 }

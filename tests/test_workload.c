@@ -600,6 +600,17 @@ Test(workload_errors, unknown_top_level_key)
 		     "t.json: $: unknown key \"paramz\" (did you mean \"params\"?)");
 }
 
+/* The region key "shared" (MAP_SHARED) is a boolean and a near-miss is named. */
+Test(workload_errors, region_shared_key)
+{
+	expect_error("{\"name\": \"t\", \"regions\": [{\"name\": \"r\", \"size\": 4096,"
+		     " \"shared\": \"yes\"}], " TASKS "}",
+		     "t.json: $.regions[0].shared: expected true or false, got \"yes\" (a string)");
+	expect_error("{\"name\": \"t\", \"regions\": [{\"name\": \"r\", \"size\": 4096,"
+		     " \"shard\": true}], " TASKS "}",
+		     "t.json: $.regions[0]: unknown key \"shard\" (did you mean \"shared\"?)");
+}
+
 Test(workload_errors, missing_name_and_tasks)
 {
 	expect_error("{" TASKS "}", "t.json: $: missing required key \"name\"");
