@@ -1,8 +1,8 @@
 /*
  * Fuzz target: bytes -> config_parse_string -> topology_from_json.  A
  * topology that loads must also answer the CPU numbering questions for any
- * CPU it has without tripping an assertion, and number its CPUs as
- * topology.h says.
+ * CPU it has without tripping an assertion, number its CPUs as topology.h
+ * says, and describe caches a machine can be built from.
  */
 #include "fuzz.h"
 #include "tlbsim/config.h"
@@ -37,6 +37,21 @@ static void check_numbering(const struct topology *t)
 	(void)topology_cycles_to_ns(t, UINT64_MAX);
 }
 
+/* A loaded machine's caches can be built: every core's share holds a set,
+ * latencies grow outwards (topology.c's promises to machine.c). */
+static void check_caches(const struct topology *t)
+{
+	g_assert(t->nr_caches <= 4);
+	unsigned line = t->cache_line_bytes;
+	g_assert(line >= 16 && (line & (line - 1)) == 0);
+	for (unsigned i = 0; i < t->nr_caches; i++) {
+		const struct topology_cache *c = &t->caches[i];
+		g_assert(c->geometry.sets >= 1 && c->geometry.ways == c->ways);
+		g_assert(i == 0 || c->hit_cycles >= t->caches[i - 1].hit_cycles);
+		g_assert(t->memory_cycles >= c->hit_cycles);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	GError *error = NULL;
@@ -45,8 +60,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	struct topology *t = topology_from_json(json, "fuzz", &error);
 	fuzz_check_result(t != NULL, error);
-	if (t != NULL)
+	if (t != NULL) {
 		check_numbering(t);
+		check_caches(t);
+	}
 	topology_free(t);
 	cJSON_Delete(json);
 	return 0;

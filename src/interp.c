@@ -402,10 +402,25 @@ static inline struct vma *access_vma(const struct interp *ip, const struct acces
 }
 
 /*
+ * Where in its page the access at position @i reads: workloads name pages,
+ * and a program's byte within the page (munmap.c reads rand() % FILE_SIZE)
+ * decides only which cache line it pulls in.  Fixed per (position, page), so
+ * a loop reads the same lines every round, as a program walking a fixed
+ * table of addresses does.
+ */
+static inline uint64_t access_byte(const struct access_state *a, uint64_t i,
+				   const struct vma *vma)
+{
+	uint64_t h = (a->addrs[i] ^ i) * UINT64_C(0x9e3779b97f4a7c15);
+	return (h >> 32) & (page_size_bytes(vma->page_size) - 1);
+}
+
+/*
  * Pages are drawn at random from regions of up to gigabytes, so the
  * page-table entry an access reads is rarely in the host's L1 cache: ask for
  * the one PREFETCH_AHEAD accesses ahead, which the walk or the stale check
  * will read then.  Only a hint: nothing is read, whatever the state.
+ * (Prefetching the simulated caches' sets for it too was slower.)
  */
 #define PREFETCH_AHEAD 4
 
@@ -485,6 +500,7 @@ static enum access_result access_one(struct kernel *k, struct itask *ts, struct 
 		a->fault_seen = true;
 		return ACCESS_FAULT;
 	}
+	machine_touch_data(k->machine, cpu, vma, addr + access_byte(a, a->pos, vma));
 	*t += cycles + (op->independent ? a->cycles * issuing : a->cycles);
 	cpu->counters.accesses++;
 	ts->accesses++;

@@ -10,10 +10,15 @@
  * share capacity, never translations; invalidation scope follows the
  * topology's smt_invalidation.  A paging-structure cache per CPU remembers
  * the PTE pages of recently walked 2 MiB spans, for the freed-table checker.
- * Simplifies: data accesses only (no ITLB); one outstanding walk; the walk
- * costs a fixed number of cycles whether or not the PDE cache hits.
+ * A walk costs the topology's page_walk plus what its page-table loads add
+ * beyond resident_cycles at the data cache level that holds each line (none
+ * without cache levels); the data lines of accesses go through the same
+ * caches.
+ * Simplifies: data accesses only (no ITLB); caches hold tags only, with no
+ * coherence between cores.
  * Invariant: lookups == hits + misses for every CPU.
  */
+#include <string.h>
 #include <glib.h>
 #include "tlbsim/machine.h"
 
@@ -91,6 +96,27 @@ static void machine_build_flush_scope(struct machine *machine, struct cpu *cpu)
 	}
 }
 
+/* Every level is one structure per core (a socket's level: the core's share). */
+static void machine_build_caches(struct machine *machine, unsigned nr_cores)
+{
+	const struct topology *topology = machine->topology;
+	g_assert(topology->nr_caches <= MACHINE_MAX_CACHES);
+	machine->line_shift = (unsigned)g_bit_nth_lsf(topology->cache_line_bytes, -1);
+	machine->all_caches = g_new0(struct cache *, (size_t)nr_cores * topology->nr_caches);
+	for (unsigned core = 0; core < nr_cores; core++) {
+		struct cache *levels[MACHINE_MAX_CACHES];
+		for (unsigned l = 0; l < topology->nr_caches; l++) {
+			levels[l] = cache_new(&topology->caches[l].geometry);
+			g_assert(levels[l]); /* the topology was validated */
+			machine->all_caches[machine->nr_all_caches++] = levels[l];
+		}
+		for (unsigned c = 0; c < machine->nr_cpus; c++)
+			if (machine->cpus[c].core_id == core)
+				memcpy(machine->cpus[c].caches, levels,
+				       topology->nr_caches * sizeof(levels[0]));
+	}
+}
+
 struct machine *machine_new(const struct topology *topology, struct engine *engine,
 			    fabric_deliver_fn deliver, void *deliver_ctx)
 {
@@ -134,6 +160,7 @@ struct machine *machine_new(const struct topology *topology, struct engine *engi
 		}
 	}
 	g_free(core_tlbs);
+	machine_build_caches(machine, nr_cores);
 	machine->walker_free = g_new0(uint64_t, (size_t)nr_cores * topology->page_walkers);
 	for (unsigned c = 0; c < machine->nr_cpus; c++) {
 		struct cpu *cpu = &machine->cpus[c];
@@ -154,6 +181,9 @@ void machine_free(struct machine *machine)
 		return;
 	for (unsigned i = 0; i < machine->nr_all_tlbs; i++)
 		tlb_free(machine->all_tlbs[i]);
+	for (unsigned i = 0; i < machine->nr_all_caches; i++)
+		cache_free(machine->all_caches[i]);
+	g_free(machine->all_caches);
 	for (unsigned c = 0; c < machine->nr_cpus; c++) {
 		g_free(machine->cpus[c].flush_scope);
 		g_free(machine->cpus[c].pwc);
@@ -192,15 +222,16 @@ static void machine_fill_levels(struct machine *machine, struct cpu *cpu, uint16
 }
 
 /*
- * The walk went through the span's PDE: cache it.  4-way set-associative by
- * span with LRU inside the set, so that the hot path stays a few compares.
+ * The walk went through the span's PDE: cache it, and say whether it was
+ * cached already (the walk then skipped the PMD load).  4-way set-associative
+ * by span with LRU inside the set, so that the hot path stays a few compares.
  */
 #define PWC_WAYS 4u
-static void machine_pwc_fill(struct cpu *cpu, const struct vma *vma, uint16_t asid,
+static bool machine_pwc_fill(struct cpu *cpu, const struct vma *vma, uint16_t asid,
 			     uint64_t vaddr)
 {
 	if (cpu->nr_pwc == 0 || vma->page_size != PS_4K)
-		return; /* a huge mapping has no PTE page to cache */
+		return false; /* a huge mapping has no PTE page to cache */
 	uint64_t span = vaddr >> 21;
 	unsigned ways = MIN(PWC_WAYS, cpu->nr_pwc), sets = cpu->nr_pwc / ways;
 	/* The usual sizes give a power-of-two set count: no division then. */
@@ -211,13 +242,14 @@ static void machine_pwc_fill(struct cpu *cpu, const struct vma *vma, uint16_t as
 		struct pwc_entry *e = &set[i];
 		if (e->valid && e->span == span && e->asid == asid && e->mm == vma->mm) {
 			e->lru = ++cpu->pwc_clock;
-			return;
+			return true;
 		}
 		if (!e->valid || (victim->valid && e->lru < victim->lru))
 			victim = e;
 	}
 	*victim = (struct pwc_entry){.mm = vma->mm, .span = span, .asid = asid, .valid = true,
 				     .lru = ++cpu->pwc_clock};
+	return false;
 }
 
 /* Drop @cpu's paging-structure cache entries of @asid (any ASID if @all). */
@@ -235,19 +267,101 @@ static void machine_pwc_flush(struct machine *machine, struct cpu *cpu, uint16_t
 }
 
 /*
- * The core's first free walker takes a walk issued at @now: when it starts
- * (later than @now if every walker is busy with the siblings' or this CPU's
- * earlier walks) and, through *@end, when it finishes.
+ * Cache line tags (cache.c): what the line holds, whose mm, and its number.
+ * A data line is numbered by its virtual address in the mm, a page-table
+ * line by the span of addresses its entries map, so two mms never share a
+ * line (tlbsim has no shared physical pages to alias) and an mm's PTE lines
+ * are as many as its page tables have.  mm ids wrap at 2^15: two mms 32768
+ * apart would share lines, which no workload comes near.
+ */
+enum line_kind { LINE_DATA = 1, LINE_PTE, LINE_PMD, LINE_PUD };
+#define LINE_NUMBER_BITS 46
+#define LINE_MM_BITS 15
+
+static inline uint64_t line_tag(enum line_kind kind, const struct mm *mm, uint64_t number)
+{
+	uint64_t mm_bits = (uint64_t)mm->id & ((UINT64_C(1) << LINE_MM_BITS) - 1);
+	return (uint64_t)kind << (LINE_NUMBER_BITS + LINE_MM_BITS) | mm_bits << LINE_NUMBER_BITS |
+	       (number & ((UINT64_C(1) << LINE_NUMBER_BITS) - 1));
+}
+
+/* One load through @cpu's caches: the latency of the level that has the line
+ * (which every nearer level then holds too), or memory's. */
+static uint64_t machine_cache_load(const struct machine *machine, struct cpu *cpu, uint64_t tag)
+{
+	const struct topology *topo = machine->topology;
+	for (unsigned l = 0; l < topo->nr_caches; l++)
+		if (cache_access(cpu->caches[l], tag))
+			return topo->caches[l].hit_cycles;
+	return topo->memory_cycles;
+}
+
+void machine_touch_data(struct machine *machine, struct cpu *cpu, const struct vma *vma,
+			uint64_t vaddr)
+{
+	if (machine->topology->nr_caches > 0)
+		machine_cache_load(machine, cpu, line_tag(LINE_DATA, vma->mm,
+							  vaddr >> machine->line_shift));
+}
+
+/* One of a walk's loads: the cycles it adds to page_walk, which already
+ * holds a load at resident_cycles. */
+static uint64_t machine_walk_load(const struct machine *machine, struct cpu *cpu,
+				  enum line_kind kind, const struct vma *vma, uint64_t number)
+{
+	uint64_t latency = machine_cache_load(machine, cpu, line_tag(kind, vma->mm, number));
+	uint64_t resident = machine->topology->resident_cycles;
+	uint64_t cycles = latency > resident ? latency - resident : 0;
+	cpu->counters.walk_loads++;
+	cpu->counters.walk_load_cycles += cycles;
+	return cycles;
+}
+
+/*
+ * What a walk's loads add, one after the other (each needs the entry the
+ * previous one read): the leaf entry's line, and for a 4K page the PDE's
+ * unless the paging-structure cache had it (@pde_cached).  The levels above
+ * are taken to come from the paging-structure caches (a process's few PML4
+ * and PDPT entries).  A line holds line_bytes / 8 entries.
+ */
+static uint64_t machine_walk_loads(const struct machine *machine, struct cpu *cpu,
+				   const struct vma *vma, uint64_t vaddr, bool pde_cached)
+{
+	if (machine->topology->nr_caches == 0)
+		return 0;
+	unsigned per_line = machine->line_shift - 3; /* log2 of entries per line */
+	switch (vma->page_size) {
+	case PS_4K: {
+		uint64_t cycles = pde_cached ? 0
+					     : machine_walk_load(machine, cpu, LINE_PMD, vma,
+								 vaddr >> (21 + per_line));
+		return cycles +
+		       machine_walk_load(machine, cpu, LINE_PTE, vma, vaddr >> (12 + per_line));
+	}
+	case PS_2M:
+		return machine_walk_load(machine, cpu, LINE_PMD, vma, vaddr >> (21 + per_line));
+	case PS_1G:
+		return machine_walk_load(machine, cpu, LINE_PUD, vma, vaddr >> (30 + per_line));
+	case NR_PAGE_SIZES:
+		break;
+	}
+	g_assert_not_reached();
+}
+
+/*
+ * The core's first free walker takes a walk of @walk cycles issued at @now:
+ * when it starts (later than @now if every walker is busy with the siblings'
+ * or this CPU's earlier walks) and, through *@end, when it finishes.
  */
 static uint64_t machine_walk_start(const struct machine *machine, struct cpu *cpu, uint64_t now,
-				   uint64_t *end)
+				   uint64_t walk, uint64_t *end)
 {
 	uint64_t *free_at = cpu->walker_free, *first = &free_at[0];
 	for (unsigned w = 1; w < machine->topology->page_walkers; w++)
 		if (free_at[w] < *first)
 			first = &free_at[w];
 	uint64_t start = MAX(now, *first);
-	*end = *first = start + machine->topology->costs.page_walk;
+	*end = *first = start + walk;
 	cpu->counters.walk_wait_cycles += start - now;
 	return start;
 }
@@ -288,8 +402,10 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	}
 	cpu->counters.tlb_misses++;
 	cpu->counters.page_walks++;
-	uint64_t walk_end, walk_start = machine_walk_start(machine, cpu, now, &walk_end);
-	machine_pwc_fill(cpu, vma, asid, vaddr);
+	bool pde_cached = machine_pwc_fill(cpu, vma, asid, vaddr);
+	uint64_t walk = topo->costs.page_walk +
+			machine_walk_loads(machine, cpu, vma, vaddr, pde_cached);
+	uint64_t walk_end, walk_start = machine_walk_start(machine, cpu, now, walk, &walk_end);
 	if (!pte->present || (write && !pte->writable)) {
 		/* The fault needs the walk's answer, overlap or not. */
 		*cycles += walk_end - now;

@@ -191,6 +191,10 @@ static void col_irq_ns(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, cycles_to_ps(c->r->total.irq_cycles, c->f->mhz));
 }
+static void col_walk_load_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.walk_load_cycles, c->f->mhz));
+}
 static void col_walk_wait_ns(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, cycles_to_ps(c->r->total.walk_wait_cycles, c->f->mhz));
@@ -247,6 +251,8 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(stlb_hits) \
 	X(page_walks) \
 	X(walk_wait_ns) \
+	X(walk_loads) \
+	X(walk_load_ns) \
 	X(page_faults) \
 	X(stale_hits) \
 	X(stale_pwc) \

@@ -11,6 +11,9 @@
  *                  "full_flush_only", "pwc_entries"},
  *     "tlbs": [{"name", "level", "entries", "ways", "page_sizes": ["4K", ...],
  *               "per_core", "hit_cycles"}, ...],
+ *     "caches": {"line_bytes", "memory_cycles", "resident_cycles",
+ *                "levels": [{"name", "size_kib", "ways", "shared_by": "core" | "socket",
+ *                            "hit_cycles"}, ...]},
  *     "costs": {"page_walk", "invlpg", "flush_all", "ipi_send",
  *               "ipi_latency": {"smt", "socket", "remote"}, "irq_entry", "irq_exit",
  *               "line_transfer": {"self", "smt", "socket", "remote"},
@@ -30,9 +33,19 @@
  *   after; whoever builds a machine from the result never sees invalid input.
  * - per_core with threads_per_core == 1 is accepted: the structure is then
  *   simply per CPU.
+ * - "caches": "levels" may be empty (no data cache modelled: a walk costs
+ *   "page_walk" whatever its loads); "line_bytes", "memory_cycles" and
+ *   "resident_cycles" are required anyway.  "resident_cycles" (the load
+ *   latency "page_walk" already includes) may not exceed "memory_cycles".  A
+ *   level shared by a socket is given to each core as an equal share (its
+ *   size / cores_per_socket, rounded down to whole sets), so that cores stay
+ *   independent between events, which run-ahead relies on (interp.c): one
+ *   core cannot take more of an L3 than its share.  Hit latencies must not
+ *   fall from one level to the next, nor memory below the last level.
  * Invariant: a returned topology satisfies every check below; the numbering
  * helpers assert their CPU arguments are < topology_nr_cpus().
  */
+#include <inttypes.h>
 #include <stddef.h>
 #include <string.h>
 #include "tlbsim/config.h"
@@ -65,6 +78,14 @@
 /* tlb_flushall_shift: -1 disables range flushes; 3.x kernels used up to 6. */
 #define FLUSHALL_SHIFT_MIN (-1)
 #define FLUSHALL_SHIFT_MAX 16
+/* Data caches: the levels a real hierarchy has, and sizes that are not typos. */
+#define MAX_CACHE_LEVELS 4
+#define MIN_CACHE_LINE_BYTES 16
+#define MAX_CACHE_LINE_BYTES 256
+#define MAX_CACHE_KIB (1u << 20)
+#define MAX_CACHE_WAYS 64
+/* Lines of every core's caches together: 16 bytes of host memory each. */
+#define MAX_TOTAL_CACHE_LINES (UINT64_C(1) << 26)
 /* CPUID 0x80000008 EDX[15:0] + 1: a 16-bit field. */
 #define MAX_INVLPGB_COUNT 65536
 
@@ -81,6 +102,7 @@ static const char *const top_keys[] = {
     "cpuid",
     "flush_hw",
     "tlbs",
+    "caches",
     "costs",
     "comment",
     NULL,
@@ -104,6 +126,15 @@ static const char *const remote_flush_names[] = {
 };
 static const char *const tlb_keys[] = {"name",     "level",      "entries", "ways", "page_sizes",
 				       "per_core", "hit_cycles", "comment", NULL};
+static const char *const caches_keys[] = {"line_bytes", "levels", "memory_cycles",
+					  "resident_cycles", "comment", NULL};
+static const char *const cache_level_keys[] = {"name",	     "size_kib",   "ways", "shared_by",
+					       "hit_cycles", "comment", NULL};
+static const char *const cache_sharing_names[] = {
+    [CACHE_SHARED_BY_CORE] = "core",
+    [CACHE_SHARED_BY_SOCKET] = "socket",
+    NULL,
+};
 static const char *const smt_names[] = {
     [SMT_INVALIDATE_CORE] = "core",
     [SMT_INVALIDATE_THREAD] = "thread",
@@ -441,6 +472,132 @@ static bool get_cost(const struct config_node *node, const char *key, uint64_t *
 	return config_get_u64(node, key, true, 0, MAX_COST_CYCLES, out, error);
 }
 
+static bool parse_cache_level(const struct config_node *node, const struct topology *t,
+			      unsigned line_bytes, struct topology_cache *level, GError **error)
+{
+	int sharing = 0;
+
+	if (!config_check_keys(node, cache_level_keys, error) || !check_comment(node, error) ||
+	    !get_nonempty_string(node, "name", &level->name, error) ||
+	    !get_unsigned(node, "size_kib", 1, MAX_CACHE_KIB, &level->size_kib, error) ||
+	    !get_unsigned(node, "ways", 1, MAX_CACHE_WAYS, &level->ways, error) ||
+	    !config_get_enum(node, "shared_by", true, cache_sharing_names, &sharing, error) ||
+	    !get_cost(node, "hit_cycles", &level->hit_cycles, error))
+		return false;
+	level->shared_by = (enum topology_cache_sharing)sharing;
+	uint64_t lines = (uint64_t)level->size_kib * 1024 / line_bytes;
+	unsigned sharers = level->shared_by == CACHE_SHARED_BY_SOCKET ? t->cores_per_socket : 1;
+	uint64_t sets = lines / sharers / level->ways;
+	if (sets == 0) {
+		struct config_node size = config_child(node, "size_kib");
+		config_set_error(error, &size,
+				 "%u KiB of %u-byte lines shared by %u core%s leave each core "
+				 "less than one set of %u ways",
+				 level->size_kib, line_bytes, sharers, sharers == 1 ? "" : "s",
+				 level->ways);
+		return false;
+	}
+	level->geometry = (struct cache_geometry){.sets = (unsigned)sets, .ways = level->ways};
+	return true;
+}
+
+/* Cross-level checks: unique names, latencies that grow outwards, host memory. */
+static bool validate_caches(const struct config_node *caches, const struct topology *t,
+			    GError **error)
+{
+	struct config_node levels = config_child(caches, "levels");
+	uint64_t lines = 0;
+
+	for (unsigned i = 0; i < t->nr_caches; i++) {
+		struct config_node level = config_index(&levels, (int)i);
+		for (unsigned j = 0; j < i; j++) {
+			if (strcmp(t->caches[i].name, t->caches[j].name) != 0)
+				continue;
+			struct config_node name = config_child(&level, "name");
+			config_set_error(error, &name,
+					 "\"%s\" is already the name of $.caches.levels[%u]",
+					 t->caches[i].name, j);
+			return false;
+		}
+		if (i > 0 && t->caches[i].hit_cycles < t->caches[i - 1].hit_cycles) {
+			struct config_node hit = config_child(&level, "hit_cycles");
+			config_set_error(error, &hit,
+					 "a level is not faster than the one before it: %" PRIu64
+					 " cycles after %" PRIu64 " at \"%s\"",
+					 t->caches[i].hit_cycles, t->caches[i - 1].hit_cycles,
+					 t->caches[i - 1].name);
+			return false;
+		}
+		lines += (uint64_t)t->caches[i].geometry.sets * t->caches[i].geometry.ways;
+	}
+	if (t->nr_caches > 0 && t->memory_cycles < t->caches[t->nr_caches - 1].hit_cycles) {
+		struct config_node memory = config_child(caches, "memory_cycles");
+		config_set_error(error, &memory,
+				 "memory (%" PRIu64 " cycles) is not slower than the last level, "
+				 "\"%s\" (%" PRIu64 ")",
+				 t->memory_cycles, t->caches[t->nr_caches - 1].name,
+				 t->caches[t->nr_caches - 1].hit_cycles);
+		return false;
+	}
+	uint64_t cores = (uint64_t)t->sockets * t->cores_per_socket;
+	if (lines * cores > MAX_TOTAL_CACHE_LINES) {
+		config_set_error(error, &levels,
+				 "the caches of all %" PRIu64 " cores hold %" PRIu64
+				 " lines, more than the %" PRIu64 " supported (1 GiB of host memory)",
+				 cores, lines * cores, MAX_TOTAL_CACHE_LINES);
+		return false;
+	}
+	return true;
+}
+
+static bool parse_caches(const struct config_node *root, struct topology *t, GError **error)
+{
+	struct config_node caches, levels;
+
+	if (!get_section(root, "caches", caches_keys, &caches, error) ||
+	    !check_comment(&caches, error) ||
+	    !get_unsigned(&caches, "line_bytes", MIN_CACHE_LINE_BYTES, MAX_CACHE_LINE_BYTES,
+			  &t->cache_line_bytes, error))
+		return false;
+	if ((t->cache_line_bytes & (t->cache_line_bytes - 1)) != 0) {
+		struct config_node line = config_child(&caches, "line_bytes");
+		config_set_error(error, &line, "expected a power of two, got %u",
+				 t->cache_line_bytes);
+		return false;
+	}
+	if (!get_cost(&caches, "memory_cycles", &t->memory_cycles, error) ||
+	    !get_cost(&caches, "resident_cycles", &t->resident_cycles, error))
+		return false;
+	if (t->resident_cycles > t->memory_cycles) {
+		struct config_node resident = config_child(&caches, "resident_cycles");
+		config_set_error(error, &resident,
+				 "a walk's loads cannot be resident beyond memory: %" PRIu64
+				 " cycles, memory %" PRIu64,
+				 t->resident_cycles, t->memory_cycles);
+		return false;
+	}
+	levels = config_child(&caches, "levels");
+	if (levels.json == NULL) {
+		config_set_error(error, &caches, "missing required key \"levels\"");
+		return false;
+	}
+	if (!cJSON_IsArray(levels.json) || cJSON_GetArraySize(levels.json) > MAX_CACHE_LEVELS) {
+		config_set_error(error, &levels,
+				 "expected an array of 0 to %d cache levels, nearest first",
+				 MAX_CACHE_LEVELS);
+		return false;
+	}
+	int n = cJSON_GetArraySize(levels.json);
+	t->caches = g_new0(struct topology_cache, (size_t)n);
+	for (int i = 0; i < n; i++) {
+		struct config_node node = config_index(&levels, i);
+		t->nr_caches = (unsigned)i + 1; /* so topology_free() frees the names so far */
+		if (!parse_cache_level(&node, t, t->cache_line_bytes, &t->caches[i], error))
+			return false;
+	}
+	return validate_caches(&caches, t, error);
+}
+
 static bool parse_distance_cost(const struct config_node *costs, const struct distance_field *field,
 				uint64_t *out, GError **error)
 {
@@ -505,7 +662,7 @@ struct topology *topology_from_json(const cJSON *json, const char *file, GError 
 	    !parse_shape(&root, t, error) || !parse_cpuid(&root, t, error) ||
 	    !parse_flush_hw(&root, t, error) ||
 	    !parse_tlbs(&root, t, error) || !validate_tlbs(&root, t, error) ||
-	    !parse_costs(&root, &t->costs, error))
+	    !parse_caches(&root, t, error) || !parse_costs(&root, &t->costs, error))
 		goto out_free_topology;
 	return t;
 
@@ -521,6 +678,9 @@ void topology_free(struct topology *topology)
 	for (unsigned i = 0; i < topology->nr_tlbs; i++)
 		g_free(topology->tlbs[i].name);
 	g_free(topology->tlbs);
+	for (unsigned i = 0; i < topology->nr_caches; i++)
+		g_free(topology->caches[i].name);
+	g_free(topology->caches);
 	g_free(topology->description);
 	g_free(topology->name);
 	g_free(topology);

@@ -295,3 +295,42 @@ Test(interp, smt_siblings_share_the_issue_slots)
 	cr_expect_eq(thousand_rounds_cycles(0, 2, "dependent"), 1000 * 10);
 	cr_expect_eq(thousand_rounds_cycles(0, 1, "dependent"), 1000 * 10);
 }
+
+/*
+ * Every access puts its data line through the core's caches, so a loop's
+ * data can push the page tables out.  tiny-2cpu-cache has one 16-line, fully
+ * associative level, no PDE cache and one-set TLBs of 2 and 4 entries: a
+ * loop over 8 or more pages walks on every access, two loads a walk.
+ * Returns the walks' load cycles over 20 rounds.
+ */
+static uint64_t loop_walk_load_cycles(unsigned pages)
+{
+	char *json = g_strdup_printf(
+	    "{\"name\": \"loop\", \"regions\": [{\"name\": \"r\", \"size\": \"%uK\", "
+	    "\"populate\": \"all\"}], \"tasks\": [{\"name\": \"t\", \"cpu\": 0, \"program\": "
+	    "[{\"op\": \"access\", \"region\": \"r\", \"pattern\": \"sequential\", "
+	    "\"pages\": %u, \"rounds\": 20, \"cycles\": 10}]}]}",
+	    4 * pages, pages);
+	struct support_run r = support_run("tiny-2cpu-cache.json", "linux-4.5", NULL, json);
+	const struct counters *c = &r.result->total;
+	cr_assert_eq(c->page_walks, 20 * pages, "every access walks");
+	cr_assert_eq(c->walk_loads, 2 * c->page_walks, "no PDE cache: two loads a walk");
+	uint64_t cycles = c->walk_load_cycles;
+	support_run_free(&r);
+	g_free(json);
+	return cycles;
+}
+
+Test(interp, data_lines_push_the_page_tables_out_of_the_caches)
+{
+	/* 8 pages: their 8 data lines, one PTE line and one PDE line fit in
+	 * 16; only the first walk's two loads miss (100 cycles each). */
+	cr_expect_eq(loop_walk_load_cycles(8), 2 * 100 + (2 * 160 - 2) * 4);
+	/* 64 pages: 64 data lines and 8 PTE lines cycle through 16 in LRU
+	 * order.  The PDE line, read by every walk, stays; each PTE line is
+	 * read for 8 pages in a row and gone 56 data lines later: 8 of the 64
+	 * PTE loads of a round miss.  (Without the data lines all 9 page-table
+	 * lines would stay after the first round.) */
+	uint64_t round = 64 * 4 + 8 * 100 + 56 * 4;
+	cr_expect_eq(loop_walk_load_cycles(64), 20 * round + (100 - 4));
+}

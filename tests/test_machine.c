@@ -32,6 +32,8 @@ static const char BASE_TOPOLOGY[] =
     "   \"page_sizes\": [\"2M\"], \"per_core\": false, \"hit_cycles\": 2},"
     "  {\"name\": \"stlb\", \"level\": 2, \"entries\": 32, \"ways\": 4,"
     "   \"page_sizes\": [\"4K\", \"2M\"], \"per_core\": true, \"hit_cycles\": 7}],"
+    " \"caches\": {\"line_bytes\": 64, \"levels\": [], \"memory_cycles\": 0,"
+    "  \"resident_cycles\": 0},"
     " \"costs\": {\"page_walk\": 30, \"invlpg\": 100, \"flush_all\": 120, \"ipi_send\": 200,"
     "  \"ipi_latency\": {\"smt\": 1000, \"socket\": 1500, \"remote\": 2500},"
     "  \"irq_entry\": 300, \"irq_exit\": 300,"
@@ -396,6 +398,123 @@ Test(machine_translate, walks_queue_for_the_cores_walker)
 		     WALK, "a second walker takes the sibling's walk at once");
 	/* Both busy: the third walk takes the one free first (at 1030). */
 	cr_expect_eq(xlate_at(r, 0, page(2), 1020, TRANSLATE_DEPENDENT, TRANSLATE_OK), 10 + WALK);
+	rig_free(r);
+}
+
+/*
+ * Data caches: L1 of 16 lines (8 sets x 2), L2 of 64 (16 x 4), both per core,
+ * memory 200 cycles, no load in page_walk (resident_cycles 0).  A PTE line
+ * holds the 8 PTEs of pages 8k..8k+7; the PMD line holds the PDEs of 16 MiB;
+ * the CPU caches 4 PDEs (pwc_entries).
+ */
+#define C_L1 4
+#define C_L2 12
+#define C_MEM 200
+static const char *const with_caches[] = {
+    "caches.levels=[{\"name\": \"l1d\", \"size_kib\": 1, \"ways\": 2, \"shared_by\": \"core\","
+    " \"hit_cycles\": 4}, {\"name\": \"l2\", \"size_kib\": 4, \"ways\": 4,"
+    " \"shared_by\": \"core\", \"hit_cycles\": 12}]",
+    "caches.memory_cycles=200", NULL};
+
+Test(machine_caches, a_walk_pays_for_the_lines_it_loads)
+{
+	struct rig *r = rig_new(with_caches);
+	for (unsigned p = 0; p < 16; p++)
+		populate(r, page(p), true);
+
+	/* Cold: the PDE's line and the PTE's line both come from memory. */
+	cr_expect_eq(read_ok(r, 0, page(0)), WALK + 2 * C_MEM);
+	/* Same span (the PDE is cached) and same PTE line, now in L1. */
+	cr_expect_eq(read_ok(r, 0, page(1)), WALK + C_L1);
+	/* Same span, next PTE line: one load, from memory. */
+	cr_expect_eq(read_ok(r, 0, page(8)), WALK + C_MEM);
+	const struct cpu *c0 = cpu(r, 0);
+	cr_expect_eq(c0->counters.page_walks, 3);
+	cr_expect_eq(c0->counters.walk_loads, 4);
+	cr_expect_eq(c0->counters.walk_load_cycles, 3 * C_MEM + C_L1);
+	/* A hit loads nothing. */
+	cr_expect_eq(read_ok(r, 0, page(1)), L1_HIT);
+	cr_expect_eq(c0->counters.walk_loads, 4);
+
+	/* The sibling shares the core's caches but not its PDE cache: both
+	 * lines are in L1.  Another core has caches of its own. */
+	cr_expect_eq(read_ok(r, SIBLING(0), page(2)), WALK + 2 * C_L1);
+	cr_expect_eq(read_ok(r, 1, page(3)), WALK + 2 * C_MEM);
+	rig_free(r);
+}
+
+/* page_walk already holds a load at resident_cycles: only the latency
+ * beyond it is added, and nothing for lines nearer in. */
+Test(machine_caches, a_walk_adds_only_the_latency_beyond_resident)
+{
+	const char *sets[] = {with_caches[0], with_caches[1], "caches.resident_cycles=12", NULL};
+	struct rig *r = rig_new(sets);
+	for (unsigned p = 0; p < 16; p++)
+		populate(r, page(p), true);
+	cr_expect_eq(read_ok(r, 0, page(0)), WALK + 2 * (C_MEM - C_L2));
+	cr_expect_eq(read_ok(r, 0, page(1)), WALK, "an L1 hit is no cheaper than resident");
+	cr_expect_eq(cpu(r, 0)->counters.walk_load_cycles, 2 * (C_MEM - C_L2));
+	cr_expect_eq(cpu(r, 0)->counters.walk_loads, 3);
+	rig_free(r);
+}
+
+Test(machine_caches, a_huge_page_walk_loads_its_pmd_line_only)
+{
+	struct rig *r = rig_new(with_caches);
+	populate(r, HUGE, true);
+	populate(r, HUGE + M2, true);
+	cr_expect_eq(read_ok(r, 0, HUGE), WALK + C_MEM);
+	/* The next 2 MiB page's PDE sits in the same line. */
+	cr_expect_eq(read_ok(r, 0, HUGE + M2), WALK + C_L1);
+	cr_expect_eq(cpu(r, 0)->counters.walk_loads, 2);
+	rig_free(r);
+}
+
+Test(machine_caches, data_lines_evict_page_table_lines)
+{
+	struct rig *r = rig_new(with_caches);
+	for (unsigned p = 0; p < 16; p++)
+		populate(r, page(p), true);
+	cr_expect_eq(read_ok(r, 0, page(0)), WALK + 2 * C_MEM);
+	/* Re-reading one data line over and over keeps the PTE line... */
+	for (unsigned i = 0; i < 1000; i++)
+		machine_touch_data(r->m, cpu(r, 0), r->small, page(4));
+	cr_expect_eq(read_ok(r, 0, page(1)), WALK + C_L1);
+	/* ...1000 different ones push it out of both levels (the PDE stays
+	 * in the PDE cache, which data never touches). */
+	for (unsigned i = 0; i < 1000; i++)
+		machine_touch_data(r->m, cpu(r, 0), r->small, SMALL + i * 64);
+	cr_expect_eq(read_ok(r, 0, page(2)), WALK + C_MEM);
+	/* The sibling's data is the core's: it evicts the same way. */
+	cr_expect_eq(read_ok(r, 0, page(3)), WALK + C_L1);
+	for (unsigned i = 0; i < 1000; i++)
+		machine_touch_data(r->m, cpu(r, SIBLING(0)), r->small, SMALL + i * 64 + 32 * K4);
+	cr_expect_eq(read_ok(r, 0, page(5)), WALK + C_MEM);
+	rig_free(r);
+}
+
+Test(machine_caches, without_levels_a_walk_costs_page_walk_and_loads_nothing)
+{
+	struct rig *r = rig_new(NULL);
+	populate(r, page(0), true);
+	machine_touch_data(r->m, cpu(r, 0), r->small, page(0));
+	cr_expect_eq(read_ok(r, 0, page(0)), WALK);
+	cr_expect_eq(cpu(r, 0)->counters.walk_loads, 0);
+	cr_expect_eq(cpu(r, 0)->counters.walk_load_cycles, 0);
+	rig_free(r);
+}
+
+/* An independent access waits for the walker, which a walk holds for its
+ * loads too. */
+Test(machine_caches, the_walker_is_busy_for_the_loads)
+{
+	struct rig *r = rig_new(with_caches);
+	for (unsigned p = 0; p < 16; p++)
+		populate(r, page(p), true);
+	cr_expect_eq(xlate_at(r, 0, page(0), 1000, TRANSLATE_INDEPENDENT, TRANSLATE_OK), 0);
+	/* Free at 1000 + WALK + 400; the next walk issued at 1001 waits. */
+	cr_expect_eq(xlate_at(r, 0, page(8), 1001, TRANSLATE_INDEPENDENT, TRANSLATE_OK),
+		     WALK + 2 * C_MEM - 1);
 	rig_free(r);
 }
 

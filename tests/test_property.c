@@ -219,6 +219,34 @@ static void append_costs(struct gen *g, GString *s)
 		pick(g, 50, 300), pick(g, 300, 3000), pick(g, 300, 5000), pick(g, 1, 20));
 }
 
+/*
+ * Data caches: none in half the machines (walks cost page_walk alone), else
+ * one to three tiny levels, so that walks and data lines evict each other
+ * within a few hundred accesses.  One draw per statement: the order of
+ * arguments is the compiler's.
+ */
+static void append_caches(struct gen *g, GString *s)
+{
+	unsigned levels = chance(g, 50) ? 0 : pick(g, 1, 3);
+	unsigned hit = pick(g, 1, 5);
+	g_string_append(s, " \"caches\": {\"line_bytes\": 64, \"levels\": [");
+	for (unsigned l = 0; l < levels; l++) {
+		unsigned kib = pick(g, 1, 4) << (2 * l);
+		unsigned ways = 1u << pick(g, 0, 3);
+		bool socket = l == 2 && chance(g, 70);
+		g_string_append_printf(s,
+				       "%s{\"name\": \"c%u\", \"size_kib\": %u, \"ways\": %u,"
+				       " \"shared_by\": \"%s\", \"hit_cycles\": %u}",
+				       l ? ", " : "", l, socket ? kib * 4 : kib, ways,
+				       socket ? "socket" : "core", hit);
+		hit += pick(g, 0, 30);
+	}
+	unsigned memory = hit + pick(g, 0, 300);
+	unsigned resident = pick(g, 0, memory);
+	g_string_append_printf(s, "], \"memory_cycles\": %u, \"resident_cycles\": %u},\n", memory,
+			       resident);
+}
+
 static char *gen_topology(struct gen *g, struct gen_case *c)
 {
 	static const unsigned l1_sizes[] = {4, 6, 8, 12, 16};
@@ -256,6 +284,7 @@ static char *gen_topology(struct gen *g, struct gen_case *c)
 		" \"page_sizes\": %s, \"per_core\": %s, \"hit_cycles\": %u}],\n",
 		e1, w1, page_sizes(g), chance(g, 30) ? "true" : "false", pick(g, 0, 2), e2, w2,
 		page_sizes(g), chance(g, 70) ? "true" : "false", pick(g, 5, 15));
+	append_caches(g, s);
 	append_costs(g, s);
 	return g_string_free(s, FALSE);
 }

@@ -91,6 +91,31 @@ Test(topology_haswell, loads_with_expected_values)
 		cr_expect_eq(tlb->hit_cycles, want[i].hit_cycles, "%s", want[i].name);
 	}
 
+	cr_assert_eq(t->nr_caches, 3);
+	static const struct {
+		const char *name;
+		unsigned size_kib, ways, sets;
+		enum topology_cache_sharing shared_by;
+		uint64_t hit_cycles;
+	} want_caches[] = {
+	    {"l1d", 32, 8, 64, CACHE_SHARED_BY_CORE, 4},
+	    {"l2", 256, 8, 512, CACHE_SHARED_BY_CORE, 12},
+	    /* 8 MiB over 4 cores: 2 MiB a core, 32768 lines in 16 ways. */
+	    {"l3", 8192, 16, 2048, CACHE_SHARED_BY_SOCKET, 36},
+	};
+	for (unsigned i = 0; i < G_N_ELEMENTS(want_caches); i++) {
+		const struct topology_cache *l = &t->caches[i];
+		cr_expect_str_eq(l->name, want_caches[i].name);
+		cr_expect_eq(l->size_kib, want_caches[i].size_kib, "%s", l->name);
+		cr_expect_eq(l->geometry.ways, want_caches[i].ways, "%s", l->name);
+		cr_expect_eq(l->geometry.sets, want_caches[i].sets, "%s", l->name);
+		cr_expect_eq(l->shared_by, want_caches[i].shared_by, "%s", l->name);
+		cr_expect_eq(l->hit_cycles, want_caches[i].hit_cycles, "%s", l->name);
+	}
+	cr_expect_eq(t->cache_line_bytes, 64);
+	cr_expect_eq(t->memory_cycles, 230);
+	cr_expect_eq(t->resident_cycles, 12);
+
 	const struct topology_costs *c = &t->costs;
 	cr_expect_eq(c->page_walk, 30);
 	cr_expect_eq(c->invlpg, 113);
@@ -505,12 +530,91 @@ Test(topology_validate, root)
 	    "$: unknown key \"colour\" (expected one of: name, description, sockets, "
 	    "cores_per_socket, threads_per_core, clock_ghz, hw_asids, page_walkers, "
 	    "smt_invalidation, "
-	    "cpuid, flush_hw, tlbs, costs, comment)");
+	    "cpuid, flush_hw, tlbs, caches, costs, comment)");
 	check_set_refused("name", "\"\"", "$.name: must not be empty");
 	check_set_refused("name", "3", "$.name: expected a string, got 3");
 	check_set_refused("description", "[]", "$.description: expected a string, got an array");
 	check_removed_refused("", "name", "$: missing required key \"name\"");
 	check_removed_refused("", "description", "$: missing required key \"description\"");
+}
+
+/* A level of tiny-2cpu.json's caches (1 socket x 2 cores), as JSON. */
+#define LEVEL(name, kib, ways, shared, hit)                                                    \
+	"{\"name\": \"" name "\", \"size_kib\": " #kib ", \"ways\": " #ways                    \
+	", \"shared_by\": \"" shared "\", \"hit_cycles\": " #hit "}"
+
+Test(topology_validate, caches)
+{
+	GError *err = NULL;
+	cJSON *json = load_json(TINY);
+	cr_assert(config_apply_set(json, "caches.levels",
+				   "[" LEVEL("l1d", 1, 2, "core", 2) "," LEVEL("l3", 3, 4, "socket", 20) "]",
+				   &err));
+	cr_assert(config_apply_set(json, "caches.memory_cycles", "100", &err));
+	struct topology *t = topology_from_json(json, "tiny.json", &err);
+	cr_assert_not_null(t, "%s", err ? err->message : "?");
+	cr_assert_eq(t->nr_caches, 2);
+	cr_expect_eq(t->caches[0].geometry.sets, 8);  /* 16 lines in 2 ways */
+	/* 48 lines over 2 cores: 24 a core, 6 sets of 4. */
+	cr_expect_eq(t->caches[1].geometry.sets, 6);
+	cr_expect_eq(t->caches[1].shared_by, CACHE_SHARED_BY_SOCKET);
+	topology_free(t);
+	cJSON_Delete(json);
+
+	check_removed_refused("", "caches", "$: missing required key \"caches\"");
+	check_removed_refused("caches", "levels", "$.caches: missing required key \"levels\"");
+	check_removed_refused("caches", "memory_cycles",
+			      "$.caches: missing required key \"memory_cycles\"");
+	check_removed_refused("caches", "resident_cycles",
+			      "$.caches: missing required key \"resident_cycles\"");
+	check_set_refused("caches.resident_cycles", "1",
+			  "$.caches.resident_cycles: a walk's loads cannot be resident beyond "
+			  "memory: 1 cycles, memory 0");
+	check_set_refused("caches.line_bytes", "48",
+			  "$.caches.line_bytes: expected a power of two, got 48");
+	check_set_refused("caches.line_bytes", "8",
+			  "$.caches.line_bytes: expected an integer in [16, 256], got 8");
+	check_set_refused("caches.levles", "1",
+			  "$.caches: unknown key \"levles\" (did you mean \"levels\"?)");
+	check_set_refused("caches.levels", "{}",
+			  "$.caches.levels: expected an array of 0 to 4 cache levels, nearest first");
+	check_set_refused("caches.levels",
+			  "[" LEVEL("a", 1, 1, "core", 1) "," LEVEL("b", 1, 1, "core", 1) "," LEVEL(
+			      "c", 1, 1, "core", 1) "," LEVEL("d", 1, 1, "core", 1) "," LEVEL("e", 1, 1,
+											      "core", 1) "]",
+			  "$.caches.levels: expected an array of 0 to 4 cache levels, nearest first");
+	check_set_refused("caches.levels", "[" LEVEL("l1d", 1, 32, "core", 1) "]",
+			  "$.caches.levels[0].size_kib: 1 KiB of 64-byte lines shared by 1 core leave "
+			  "each core less than one set of 32 ways");
+	check_set_refused("caches.levels", "[" LEVEL("l3", 1, 16, "socket", 1) "]",
+			  "$.caches.levels[0].size_kib: 1 KiB of 64-byte lines shared by 2 cores "
+			  "leave each core less than one set of 16 ways");
+	check_set_refused("caches.levels", "[" LEVEL("l1d", 1, 2, "sockets", 1) "]",
+			  "$.caches.levels[0].shared_by: expected one of \"core\", \"socket\", got "
+			  "\"sockets\" (did you mean \"socket\"?)");
+	check_set_refused("caches.levels",
+			  "[{\"name\": \"l1d\", \"size\": 1, \"ways\": 2, \"shared_by\": \"core\", "
+			  "\"hit_cycles\": 1}]",
+			  "$.caches.levels[0]: unknown key \"size\" (did you mean \"size_kib\"?)");
+	check_set_refused("caches.levels",
+			  "[" LEVEL("l1d", 1, 2, "core", 5) "," LEVEL("l1d", 4, 2, "core", 9) "]",
+			  "$.caches.levels[1].name: \"l1d\" is already the name of $.caches.levels[0]");
+	check_set_refused("caches.levels",
+			  "[" LEVEL("l1d", 1, 2, "core", 5) "," LEVEL("l2", 4, 2, "core", 4) "]",
+			  "$.caches.levels[1].hit_cycles: a level is not faster than the one before "
+			  "it: 4 cycles after 5 at \"l1d\"");
+	check_set_refused("caches.levels", "[" LEVEL("l1d", 1, 2, "core", 5) "]",
+			  "$.caches.memory_cycles: memory (0 cycles) is not slower than the last "
+			  "level, \"l1d\" (5)");
+	/* 2^20 KiB of 16-byte lines in each of 2 cores: 2^27 lines, over the limit. */
+	json = load_json(TINY);
+	cr_assert(config_apply_set(json, "caches.line_bytes", "16", &err));
+	cr_assert(config_apply_set(json, "caches.memory_cycles", "1", &err));
+	cr_assert(config_apply_set(json, "caches.levels",
+				   "[" LEVEL("big", 1048576, 1, "core", 0) "]", &err));
+	check_refused(json, "$.caches.levels: the caches of all 2 cores hold 134217728 lines, "
+			    "more than the 67108864 supported (1 GiB of host memory)");
+	cJSON_Delete(json);
 }
 
 Test(topology_validate, comments)

@@ -19,6 +19,8 @@
 	X(stlb_hits)                     /* missed level 1, hit level 2 */                         \
 	X(page_walks)                    /* tlb_misses + walks redone after a page fault */        \
 	X(walk_wait_cycles)              /* cycles accesses waited for the core's busy walkers */  \
+	X(walk_loads)                    /* page-table lines walks loaded through the data caches */\
+	X(walk_load_cycles)              /* what they added to page_walk (beyond resident_cycles) */\
 	X(page_faults)                   /* not-present PTE on access */                           \
 	X(stale_hits)                    /* hits on an entry older than a completed PTE change */  \
 	X(stale_pwc)                     /* cached PDEs left pointing at a freed PTE page */        \

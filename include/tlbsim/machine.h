@@ -8,6 +8,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include "tlbsim/cache.h"
 #include "tlbsim/counters.h"
 #include "tlbsim/engine.h"
 #include "tlbsim/fabric.h"
@@ -16,6 +17,7 @@
 #include "tlbsim/topology.h"
 
 #define MACHINE_MAX_TLBS 16
+#define MACHINE_MAX_CACHES 4
 #define MACHINE_STALE_REPORTS 8
 /* x86 TLB_NR_DYN_ASIDS: "6 should be plenty and struct tlb_state will fit in
  * two cache lines" (Lutomirski, 4.14). */
@@ -63,6 +65,10 @@ struct cpu {
 	unsigned next_asid;   /* choose_new_asid()'s round-robin victim */
 	struct tlb_context ctxs[TLB_NR_DYN_ASIDS];
 
+	/* The core's data caches, nearest first (topology->caches; shared by
+	 * the siblings): where a walk finds its page-table lines. */
+	struct cache *caches[MACHINE_MAX_CACHES];
+
 	unsigned nr_pwc;
 	struct pwc_entry *pwc;
 	uint64_t pwc_clock;
@@ -106,6 +112,9 @@ struct machine {
 	unsigned probe_level[NR_PAGE_SIZES][MACHINE_MAX_TLBS];
 	unsigned nr_all_tlbs;
 	struct tlb **all_tlbs;
+	unsigned nr_all_caches;
+	struct cache **all_caches;
+	unsigned line_shift; /* log2(topology->cache_line_bytes) */
 	uint64_t *walker_free; /* page_walkers per core, cores in core_id order */
 	unsigned nr_stale_reports; /* recorded, at most MACHINE_STALE_REPORTS */
 	struct stale_report stale[MACHINE_STALE_REPORTS];
@@ -144,6 +153,15 @@ enum translate_overlap {
 enum translate_result machine_translate(struct machine *machine, struct cpu *cpu, uint16_t asid,
 					struct vma *vma, uint64_t vaddr, bool write, uint64_t now,
 					enum translate_overlap overlap, uint64_t *cycles);
+
+/*
+ * The data line an access at @vaddr of @vma reads goes through @cpu's caches
+ * (and takes its place there), so that page walks compete with the data for
+ * them.  Its latency is the workload's to charge, not returned: a loop's
+ * access cost says what its loads cost.  Nothing without data caches.
+ */
+void machine_touch_data(struct machine *machine, struct cpu *cpu, const struct vma *vma,
+			uint64_t vaddr);
 
 /* Fill translations after a fault made the PTE present (the retried walk). */
 void machine_fill(struct machine *machine, struct cpu *cpu, uint16_t asid, struct vma *vma,

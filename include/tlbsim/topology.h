@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 #include <glib.h>
+#include "tlbsim/cache.h"
 #include "tlbsim/tlb.h"
 
 /* How far apart two logical CPUs are. */
@@ -58,8 +59,26 @@ struct topology_tlb {
 	uint64_t hit_cycles; /* added to an access that hits at this level */
 };
 
+/*
+ * Who shares one data cache level.  CORE: the core's SMT siblings (an L1D, a
+ * private L2).  SOCKET: every core of the socket (an L3); tlbsim gives each
+ * core an equal share of it (see topology.c).
+ */
+enum topology_cache_sharing { CACHE_SHARED_BY_CORE, CACHE_SHARED_BY_SOCKET };
+
+struct topology_cache {
+	char *name;                     /* "l1d", "l2", "l3" */
+	unsigned size_kib;              /* the whole level: one core's or one socket's */
+	unsigned ways;
+	enum topology_cache_sharing shared_by;
+	uint64_t hit_cycles;            /* load-to-use latency of a hit at this level */
+	struct cache_geometry geometry; /* what one core holds: its share of the level */
+};
+
 struct topology_costs {
-	uint64_t page_walk;     /* STLB miss to fill, page-table entries cache-resident */
+	/* STLB miss to fill, page-table entries cache-resident; with data caches,
+	 * loads from further out add their latency beyond caches.resident_cycles. */
+	uint64_t page_walk;
 	uint64_t invlpg;        /* one single-page invalidation */
 	uint64_t flush_all;     /* direct cost of a full non-global flush (CR3 write) */
 	uint64_t ipi_send;      /* sender, per target: queue the request, write the ICR */
@@ -110,6 +129,15 @@ struct topology {
 	unsigned pwc_entries;
 	unsigned nr_tlbs;
 	struct topology_tlb *tlbs;
+	/* Data caches a page walk's loads go through, nearest first; none (0
+	 * levels) = every walk costs costs.page_walk. */
+	unsigned cache_line_bytes;
+	unsigned nr_caches;
+	struct topology_cache *caches;
+	uint64_t memory_cycles; /* a load that misses every level */
+	/* Load latency costs.page_walk already includes: a walk's load adds
+	 * only what its level costs beyond it. */
+	uint64_t resident_cycles;
 	struct topology_costs costs;
 };
 
