@@ -436,6 +436,8 @@ def exp1(rows):
            (8 * num(rows[f"haswell-i7/{pol}"], "phase_ns")) * 100 for pol in PUB_A}
     r45 = rows["haswell-i7/linux-4.5"]
     walk_rate = int(r45["page_walks"]) / int(r45["accesses"]) * 100
+    # Cycles the data caches added to the average walk (haswell-i7: 3.4 GHz).
+    walk_extra = num(r45, "walk_load_ns") * 3.4 / int(r45["page_walks"])
     # Published accesses in the measured phase (munmap time + 10 ms tail) by the
     # harness's own figures, against the whole program's dTLB-load-misses.
     pub_acc = PUB_A["linux-4.5"]["acc"] * 16 * (PUB_A["linux-4.5"]["ms"] + 10)
@@ -491,10 +493,13 @@ def exp1(rows):
           f"phase by its own figures) and took about {pub_pair:.0f} cycles per pair (20 ns "
           "per access per thread, two threads per logical CPU, at 3.4 GHz). At that walk rate "
           f"a walk would have to cost about {pub_walk:.0f} cycles, not the topology's 30 "
-          "(mynavi's figure for PTEs in cache, measured by one thread). Candidates, none "
-          "modelled: the four readers that take turns on a core touch 2048 random PTE lines "
-          "and 2048 data lines, the whole 256 KiB L2, so after each thread switch walks go to "
-          "L3 until the lines return (tlbsim has no data cache); and two busy siblings "
+          "(mynavi's figure for PTEs in cache, measured by one thread). One candidate is now "
+          "ruled out: the four readers that take turns on a core touch 2048 random PTE lines "
+          "and 2048 data lines, the whole 256 KiB L2, so walks could have gone to L3 after "
+          "each thread switch; with the data caches modelled (session 7: the part's L1, L2 and "
+          "the core's share of L3, each access's data line and each walk's PDE and PTE lines "
+          "through them) the PTE lines stay within L2, and loads from further out add "
+          f"{walk_extra:.1f} cycles to the average walk (seed 1). Left: two busy siblings "
           "compete for load ports and fill buffers (tlbsim shares only the issue slots, the STLB "
           "and the walker). Sharing the issue slots (session 6) took this rate from 2.2 to "
           f"{sim['linux-4.5']['acc'] / PUB_A['linux-4.5']['acc']:.1f} times the published: "
@@ -967,7 +972,12 @@ def exp3(rows):
         r = get(shift, n)
         busy = num(r, "phase_ns") * I5_T
         return (num(r, "irq_ns") / busy * 100,
-                int(r["tlb_misses"]) * I5_WALK / I5_GHZ / busy * 100)
+                (int(r["tlb_misses"]) * I5_WALK / I5_GHZ + num(r, "walk_load_ns")) / busy * 100)
+
+    def walk_extra(n, shift):
+        """Cycles the data caches added to the average walk."""
+        r = get(shift, n)
+        return num(r, "walk_load_ns") * I5_GHZ / int(r["page_walks"])
     n_b = bal_acc or NS[0]
     hi_, wi_ = frac(n_b, 0)
     hf_, wf_ = frac(n_b, -1)
@@ -983,16 +993,20 @@ def exp3(rows):
           "walker, which the readers' independent loads otherwise keep busy). The munmap thread calls "
           f"every {lo_us:.0f}-{hi_us:.0f} us, so this is a large part of the readers' time. "
           "Share of the readers' "
-          f"time in flush handlers / walking (walks x 30 cycles): N = {NS[0]}: {h8i:.0f}% / {w8i:.0f}% with "
+          "time in flush handlers / walking (walks x 30 cycles, plus what the caches add): "
+          f"N = {NS[0]}: {h8i:.0f}% / {w8i:.0f}% with "
           f"INVLPG, {h8f:.0f}% / {w8f:.0f}% with full flushes; N = {n_b}: {hi_:.0f}% / "
           f"{wi_:.0f}% against {hf_:.0f}% / {wf_:.0f}%, where the two balance. From N = "
           f"{nxt or 'none'} on the INVLPG loop costs the readers more than the refills it "
           "saves, and the munmap thread, which INVLPGs locally and then waits for the "
           "slowest handler, prefers a full flush at every N. The published balance point "
           f"(256 pages, {256 // n_b} times tlbsim's) needs a refill that many times dearer "
-          "relative to INVLPG. Likely causes: walks that miss the caches (the readers' PTEs "
-          "are spread over 2 MiB of page tables for the 1 GiB region, so random walks often "
-          "reach L3 or DRAM, while the topology prices a cache-resident walk), the part's "
+          "relative to INVLPG. Walks that miss the caches are modelled since session 7 and "
+          "are not the cause: the three readers' PTE lines (512 random pages each, over the "
+          "2 MiB of page tables of the 1 GiB region) stay within the two cores' L2s, and "
+          "loads from further out add "
+          f"{max(walk_extra(n, sh) for n in NS for sh in (0, -1)):.1f} cycles or less to the "
+          "average walk in any of these runs. Likely causes: the part's "
           "turbo clock (up to 2.9 GHz on a 1.4 GHz base, which makes memory-bound walks "
           "dearer in cycles), and the interrupt cost on the readers (tlbsim charges 600 "
           "cycles of entry and exit; if the real handler's fixed cost is higher, it weighs "
@@ -1858,13 +1872,15 @@ SBI fences, the knee of the 3.x rule, exactly). Where a machine's unmeasured per
 were fitted to an open table (experiment 2), the rest of that table follows within 15%: the
 readers' ns/access, never fitted, and the INVLPG cells, whose remaining error is the
 per-page cost of the kernel's flush loop. Elsewhere, levels that depend on costs nobody has
-measured (IPI delivery, interrupt entry, kernel paths around the flush, page walks that miss
-the caches) are off by tens of percent to several times, and effects that travel through
-mechanisms the model lacks (a data cache, SMT siblings competing for load ports and fill
-buffers beyond the walker, STLB and issue slots they share, the page-table and mmap locks,
-the tracing and function overhead around a flush) are missing; the LRU lock, modelled since
-session 5 (with the neighbouring list entries its operations write since session 6), moves
-experiment 7's bottleneck as published but leaves its levels several times too high. The
+measured (IPI delivery, interrupt entry, kernel paths around the flush, the walker's own
+cycles) are off by tens of percent to several times, and effects that travel through
+mechanisms the model lacks (SMT siblings competing for load ports and fill buffers beyond the
+walker, STLB and issue slots they share, the page-table and mmap locks, the tracing and
+function overhead around a flush) are missing; the LRU lock, modelled since session 5 (with
+the neighbouring list entries its operations write since session 6), moves experiment 7's
+bottleneck as published but leaves its levels several times too high. The data caches,
+modelled since session 7, show that the harnesses' page walks find their lines within L2, so
+walks that miss the caches do not explain the readers' speed (experiments 1 and 3). The
 per-section analyses say which.
 """
     body = "\n".join(s.markdown() for s in sections)
