@@ -470,6 +470,31 @@ Test(machine_caches, a_huge_page_walk_loads_its_pmd_line_only)
 	rig_free(r);
 }
 
+/* A 2M page's walk reads its PDE, the same line a 4K walk in the same 16 MiB
+ * reads for its PDE: one tag, so the second walk finds it in L1. */
+Test(machine_caches, a_huge_page_shares_its_pde_line_with_4k_walks)
+{
+	struct rig *r = rig_new(with_caches);
+	struct mm *mm = mm_new(2, NR_CPUS);
+	mm_add_vma(mm, 0x400000, 16 * K4, PS_4K, false, 0, 0);
+	mm_add_vma(mm, 0x600000, M2, PS_2M, false, 1, 0);
+	mm_finish_layout(mm);
+	mm_populate(mm, &mm->vmas[0], 0x400000, true);
+	mm_populate(mm, &mm->vmas[1], 0x600000, true);
+	uint64_t cycles = 0;
+	cr_assert_eq(machine_translate(r->m, cpu(r, 0), 0, &mm->vmas[0], 0x400000, false, 1000,
+				       TRANSLATE_DEPENDENT, &cycles),
+		     TRANSLATE_OK);
+	cr_expect_eq(cycles, WALK + 2 * C_MEM);
+	cycles = 0;
+	cr_assert_eq(machine_translate(r->m, cpu(r, 0), 0, &mm->vmas[1], 0x600000, false, 100000,
+				       TRANSLATE_DEPENDENT, &cycles),
+		     TRANSLATE_OK);
+	cr_expect_eq(cycles, WALK + C_L1);
+	mm_free(mm);
+	rig_free(r);
+}
+
 Test(machine_caches, data_lines_evict_page_table_lines)
 {
 	struct rig *r = rig_new(with_caches);
