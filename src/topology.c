@@ -84,7 +84,7 @@
 #define MAX_CACHE_LINE_BYTES 256
 #define MAX_CACHE_KIB (1u << 20)
 #define MAX_CACHE_WAYS 64
-/* Lines of every core's caches together: 16 bytes of host memory each. */
+/* Lines of every core's caches together: 8 bytes of host memory each. */
 #define MAX_TOTAL_CACHE_LINES (UINT64_C(1) << 26)
 /* CPUID 0x80000008 EDX[15:0] + 1: a 16-bit field. */
 #define MAX_INVLPGB_COUNT 65536
@@ -543,7 +543,8 @@ static bool validate_caches(const struct config_node *caches, const struct topol
 	if (lines * cores > MAX_TOTAL_CACHE_LINES) {
 		config_set_error(error, &levels,
 				 "the caches of all %" PRIu64 " cores hold %" PRIu64
-				 " lines, more than the %" PRIu64 " supported (1 GiB of host memory)",
+				 " lines, more than the %" PRIu64
+				 " supported (512 MiB of host memory)",
 				 cores, lines * cores, MAX_TOTAL_CACHE_LINES);
 		return false;
 	}

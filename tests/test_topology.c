@@ -613,7 +613,7 @@ Test(topology_validate, caches)
 	cr_assert(config_apply_set(json, "caches.levels",
 				   "[" LEVEL("big", 1048576, 1, "core", 0) "]", &err));
 	check_refused(json, "$.caches.levels: the caches of all 2 cores hold 134217728 lines, "
-			    "more than the 67108864 supported (1 GiB of host memory)");
+			    "more than the 67108864 supported (512 MiB of host memory)");
 	cJSON_Delete(json);
 }
 
