@@ -458,6 +458,22 @@ Test(machine_caches, a_walk_adds_only_the_latency_beyond_resident)
 	rig_free(r);
 }
 
+/* A line holds line_bytes / 8 entries: with 128-byte lines the PTEs of pages
+ * 0-15 share one line, so page 8's walk finds it where 64-byte lines miss. */
+Test(machine_caches, a_line_holds_line_bytes_over_8_entries)
+{
+	const char *sets[] = {"caches.levels=[{\"name\": \"l1d\", \"size_kib\": 2, \"ways\": 2,"
+			      " \"shared_by\": \"core\", \"hit_cycles\": 4}]",
+			      "caches.memory_cycles=200", "caches.line_bytes=128", NULL};
+	struct rig *r = rig_new(sets);
+	for (unsigned p = 0; p < 32; p++)
+		populate(r, page(p), true);
+	cr_expect_eq(read_ok(r, 0, page(0)), WALK + 2 * C_MEM);
+	cr_expect_eq(read_ok(r, 0, page(15)), WALK + C_L1);
+	cr_expect_eq(read_ok(r, 0, page(16)), WALK + C_MEM);
+	rig_free(r);
+}
+
 Test(machine_caches, a_huge_page_walk_loads_its_pmd_line_only)
 {
 	struct rig *r = rig_new(with_caches);
