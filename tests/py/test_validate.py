@@ -186,11 +186,18 @@ class RunsTest(unittest.TestCase):
         runs = validate.exp2_runs(False)
         keys = [validate.keystr(r.key) for r in runs]
         self.assertEqual(len(keys), len(set(keys)))
-        self.assertEqual(len(runs), 28 + len(validate.CHECK_CELLS) + 10)
+        self.assertEqual(len(runs), 28 + len(validate.CHECK_CELLS) + 1 + 10)
         loops = [r for r in runs if r.key[0] == "loop"]
         self.assertTrue(all(f"topology.costs.invlpg={validate.LOOP_INVLPG}" in r.sets
                             for r in loops))
-        self.assertEqual(len(validate.exp2_runs(True)), 28 + 10)
+        # The what-if (ns/call only) runs at 128 MiB, beside one plain cell there to check it.
+        self.assertTrue(all(r.sets[-3:-1] == validate.EIGHTH for r in loops))
+        eighth = [r for r in runs if r.key[0] == "128M"]
+        self.assertEqual([r.key[1:] for r in eighth], [validate.EIGHTH_CHECK])
+        self.assertEqual(eighth[0].sets[-2:], validate.EIGHTH)
+        full = validate.exp2_runs(True)
+        self.assertEqual(len(full), 28 + 10)
+        self.assertFalse(any("workload.file_size=128M" in r.sets for r in full))
 
     def test_cost_rank_starts_the_longest_munmap_runs_first(self):
         def munmap(n, t, size=None):
