@@ -2,7 +2,8 @@
  * One set-associative TLB structure (see include/tlbsim/tlb.h).
  *
  * Models: a single level (an L1 DTLB, an STLB, ...) of @entries translations
- * organised as @entries / @ways sets of @ways entries, true LRU inside each set,
+ * organised as @entries / @ways sets of @ways entries, true LRU or tree
+ * pseudo-LRU inside each set (the topology says which; vendors document neither),
  * entries tagged with (vpn, page size, ASID, owner) and the PTE generation they
  * were filled from.  A structure may hold several page sizes; a lookup probes
  * them in the order 4K, 2M, 1G, as the size of the page behind an address is
@@ -10,15 +11,16 @@
  * set vpn % sets, so every probe and every INVLPG touches one set per size.
  *
  * Simplifies: no per-size partitioning (real STLBs often split 1G pages into a
- * separate array), no hashing of the set index, no PLRU: true LRU is what the
- * stamp gives and is close enough for the shootdown costs tlbsim is after.  An
+ * separate array), no hashing of the set index; invalidations leave the PLRU
+ * bits as they are (an INVLPG is not a use).  An
  * entry filled by owner 0 and one filled by owner 1 for the same page are two
  * separate entries, as in an SMT-shared DTLB that tags the logical processor.
  *
  * Invariant: at most one valid entry per (vpn, page size, ASID, owner), and it
  * sits in set (vpn % sets).  Valid entries carry distinct stamps >= 1, invalid
  * ones tag 0 and stamp 0, so "first way with the smallest stamp" is the fill
- * victim.  stats.lookups == stats.hits + stats.misses.
+ * victim under LRU, and under tree PLRU while the set has an invalid way.
+ * stats.lookups == stats.hits + stats.misses.
  *
  * Layout: one block per set holding its ways' tags, then their LRU stamps,
  * (asid, owner) ids, PTE generations and write permissions, so that a lookup
@@ -54,6 +56,7 @@ struct tlb {
 	uint8_t sizes[NR_PAGE_SIZES];  /* held sizes in probe order (4K, 2M, 1G) */
 	uint8_t shifts[NR_PAGE_SIZES]; /* page_size_shift(sizes[i]), off the hot path */
 	struct tlb_entry hit;          /* the entry the last lookup returned */
+	uint64_t *plru; /* per set, the tree's bits (TLB_REPLACE_TREE_PLRU), else NULL */
 };
 
 /* A set's block, for @ways ways: five arrays, each indexed by way. */
@@ -84,8 +87,15 @@ static inline struct set set_view(unsigned char *b, unsigned ways)
 
 static bool geometry_ok(const struct tlb_geometry *g)
 {
-	return g->ways != 0 && g->entries != 0 && g->entries % g->ways == 0 && g->page_sizes != 0 &&
-	       (g->page_sizes & ~ALL_PAGE_SIZES) == 0;
+	bool shape = g->ways != 0 && g->entries != 0 && g->entries % g->ways == 0 &&
+		     g->page_sizes != 0 && (g->page_sizes & ~ALL_PAGE_SIZES) == 0;
+	switch (g->replacement) {
+	case TLB_REPLACE_LRU:
+		return shape;
+	case TLB_REPLACE_TREE_PLRU: /* ways - 1 tree bits in one word */
+		return shape && (g->ways & (g->ways - 1)) == 0 && g->ways <= TLB_PLRU_MAX_WAYS;
+	}
+	return false;
 }
 
 struct tlb *tlb_new(const struct tlb_geometry *geometry)
@@ -108,6 +118,8 @@ struct tlb *tlb_new(const struct tlb_geometry *geometry)
 	}
 	tlb->set_bytes = block_bytes(tlb->ways);
 	tlb->mem = g_malloc0(tlb->sets * tlb->set_bytes);
+	if (geometry->replacement == TLB_REPLACE_TREE_PLRU)
+		tlb->plru = g_new0(uint64_t, tlb->sets);
 	return tlb;
 }
 
@@ -116,6 +128,7 @@ void tlb_free(struct tlb *tlb)
 	if (!tlb)
 		return;
 	g_free(tlb->mem);
+	g_free(tlb->plru);
 	g_free(tlb);
 }
 
@@ -144,6 +157,43 @@ static inline unsigned char *set_block(const struct tlb *tlb, uint64_t vpn)
 static inline bool id_matches(uint32_t id, uint16_t asid, int owner)
 {
 	return (id >> 16) == asid && (owner == TLB_ANY_OWNER || (id & 0xffff) == (unsigned)owner);
+}
+
+/*
+ * Tree pseudo-LRU: node n's children are 2n and 2n + 1 (the root is 1), the
+ * leaves are the ways, and node n's bit set sends the next victim to its
+ * right half.  A use turns every bit on the way's path away from it.
+ */
+static void plru_touch(uint64_t *bits, unsigned ways, unsigned way)
+{
+	unsigned node = 1;
+
+	for (unsigned half = ways / 2; half > 0; half /= 2) {
+		unsigned right = (way & half) != 0;
+		if (right)
+			*bits &= ~(UINT64_C(1) << node);
+		else
+			*bits |= UINT64_C(1) << node;
+		node = 2 * node + right;
+	}
+}
+
+static unsigned plru_victim(uint64_t bits, unsigned ways)
+{
+	unsigned node = 1, way = 0;
+
+	for (unsigned half = ways / 2; half > 0; half /= 2) {
+		unsigned right = (unsigned)(bits >> node) & 1;
+		way += right ? half : 0;
+		node = 2 * node + right;
+	}
+	return way;
+}
+
+/* The tree bits of the set in block @b (off the LRU hot path: a division). */
+static uint64_t *plru_bits(const struct tlb *tlb, const unsigned char *b)
+{
+	return &tlb->plru[(size_t)(b - tlb->mem) / tlb->set_bytes];
 }
 
 /* ---- lookup ----------------------------------------------------------------- */
@@ -183,12 +233,15 @@ static inline int probe(const struct tlb *tlb, unsigned char *b, struct set *s, 
 	}
 }
 
-static const struct tlb_entry *hit_entry(struct tlb *tlb, struct set s, unsigned w)
+static const struct tlb_entry *hit_entry(struct tlb *tlb, const unsigned char *b, struct set s,
+					 unsigned w)
 {
 	uint64_t tag = s.tag[w];
 	uint32_t id = s.id[w];
 
 	s.lru[w] = ++tlb->stamp;
+	if (tlb->plru)
+		plru_touch(plru_bits(tlb, b), tlb->ways, w);
 	tlb->stats.hits++;
 	tlb->hit = (struct tlb_entry){
 	    .vpn = (tag & ~TAG_VALID) >> TAG_SIZE_BITS,
@@ -213,12 +266,13 @@ const struct tlb_entry *tlb_lookup_size(struct tlb *tlb, uint64_t vaddr, enum pa
 				       uint16_t asid, int owner)
 {
 	uint64_t vpn = vaddr >> shift_of(ps);
+	unsigned char *b = set_block(tlb, vpn);
 	struct set s;
-	int w = probe(tlb, set_block(tlb, vpn), &s, make_tag(vpn, ps), asid, owner);
+	int w = probe(tlb, b, &s, make_tag(vpn, ps), asid, owner);
 
 	tlb->stats.lookups++;
 	if (w >= 0)
-		return hit_entry(tlb, s, (unsigned)w);
+		return hit_entry(tlb, b, s, (unsigned)w);
 	tlb->stats.misses++;
 	return NULL;
 }
@@ -228,11 +282,11 @@ const struct tlb_entry *tlb_lookup(struct tlb *tlb, uint64_t vaddr, uint16_t asi
 	tlb->stats.lookups++;
 	for (unsigned i = 0; i < tlb->nr_sizes; i++) {
 		uint64_t vpn = vaddr >> tlb->shifts[i];
+		unsigned char *b = set_block(tlb, vpn);
 		struct set s;
-		int w = probe(tlb, set_block(tlb, vpn), &s, make_tag(vpn, tlb->sizes[i]), asid,
-			      owner);
+		int w = probe(tlb, b, &s, make_tag(vpn, tlb->sizes[i]), asid, owner);
 		if (w >= 0)
-			return hit_entry(tlb, s, (unsigned)w);
+			return hit_entry(tlb, b, s, (unsigned)w);
 	}
 	tlb->stats.misses++;
 	return NULL;
@@ -277,11 +331,18 @@ static inline unsigned fill_way(struct set s, unsigned ways, uint64_t tag, uint3
 	return victim;
 }
 
-static inline void fill_set(struct tlb *tlb, struct set s, unsigned ways, uint64_t tag,
-			    uint32_t id, uint32_t gen, bool writable)
+static inline void fill_set(struct tlb *tlb, const unsigned char *b, struct set s, unsigned ways,
+			    uint64_t tag, uint32_t id, uint32_t gen, bool writable)
 {
 	bool same;
 	unsigned w = fill_way(s, ways, tag, id, &same);
+
+	if (tlb->plru) {
+		uint64_t *bits = plru_bits(tlb, b);
+		if (!same && s.tag[w]) /* no invalid way: the tree picks */
+			w = plru_victim(*bits, ways);
+		plru_touch(bits, ways, w);
+	}
 
 	if (s.tag[w] && !same)
 		tlb->stats.evictions++;
@@ -312,13 +373,13 @@ bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t 
 
 	switch (tlb->ways) {
 	case 4:
-		fill_set(tlb, set_view(b, 4), 4, tag, id, gen, writable);
+		fill_set(tlb, b, set_view(b, 4), 4, tag, id, gen, writable);
 		break;
 	case 8:
-		fill_set(tlb, set_view(b, 8), 8, tag, id, gen, writable);
+		fill_set(tlb, b, set_view(b, 8), 8, tag, id, gen, writable);
 		break;
 	default:
-		fill_set(tlb, set_view(b, tlb->ways), tlb->ways, tag, id, gen, writable);
+		fill_set(tlb, b, set_view(b, tlb->ways), tlb->ways, tag, id, gen, writable);
 		break;
 	}
 	return true;

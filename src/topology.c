@@ -10,7 +10,7 @@
  *                  "remote": "ipi" | "sbi" | "broadcast", "invlpgb_count_max",
  *                  "full_flush_only", "pwc_entries"},
  *     "tlbs": [{"name", "level", "entries", "ways", "page_sizes": ["4K", ...],
- *               "per_core", "hit_cycles"}, ...],
+ *               "per_core", "replacement": "lru" | "tree_plru", "hit_cycles"}, ...],
  *     "caches": {"line_bytes", "memory_cycles", "resident_cycles",
  *                "levels": [{"name", "size_kib", "ways", "shared_by": "core" | "socket",
  *                            "hit_cycles"}, ...]},
@@ -124,8 +124,14 @@ static const char *const remote_flush_names[] = {
     [REMOTE_FLUSH_BROADCAST] = "broadcast",
     NULL,
 };
-static const char *const tlb_keys[] = {"name",     "level",      "entries", "ways", "page_sizes",
-				       "per_core", "hit_cycles", "comment", NULL};
+static const char *const tlb_keys[] = {"name",	  "level",	"entries",    "ways",
+				       "page_sizes", "per_core",	"replacement", "hit_cycles",
+				       "comment",    NULL};
+static const char *const tlb_replacement_names[] = {
+    [TLB_REPLACE_LRU] = "lru",
+    [TLB_REPLACE_TREE_PLRU] = "tree_plru",
+    NULL,
+};
 static const char *const caches_keys[] = {"line_bytes", "levels", "memory_cycles",
 					  "resident_cycles", "comment", NULL};
 static const char *const cache_level_keys[] = {"name",	     "size_kib",   "ways", "shared_by",
@@ -393,10 +399,26 @@ static bool parse_tlb(const struct config_node *node, struct topology_tlb *tlb, 
 				 tlb->geometry.ways, tlb->geometry.entries);
 		return false;
 	}
-	return parse_page_sizes(node, &tlb->geometry.page_sizes, error) &&
-	       config_get_bool(node, "per_core", true, &tlb->per_core, error) &&
-	       config_get_u64(node, "hit_cycles", true, 0, MAX_COST_CYCLES, &tlb->hit_cycles,
-			      error);
+	int replacement = 0;
+	if (!parse_page_sizes(node, &tlb->geometry.page_sizes, error) ||
+	    !config_get_bool(node, "per_core", true, &tlb->per_core, error) ||
+	    !config_get_enum(node, "replacement", true, tlb_replacement_names, &replacement,
+			     error) ||
+	    !config_get_u64(node, "hit_cycles", true, 0, MAX_COST_CYCLES, &tlb->hit_cycles,
+			    error))
+		return false;
+	tlb->geometry.replacement = (enum tlb_replacement)replacement;
+	unsigned w = tlb->geometry.ways;
+	if (tlb->geometry.replacement == TLB_REPLACE_TREE_PLRU &&
+	    ((w & (w - 1)) != 0 || w > TLB_PLRU_MAX_WAYS)) {
+		struct config_node key = config_child(node, "replacement");
+		config_set_error(error, &key,
+				 "\"tree_plru\" needs a power-of-two number of ways up to %d, "
+				 "not %u (use \"lru\")",
+				 TLB_PLRU_MAX_WAYS, w);
+		return false;
+	}
+	return true;
 }
 
 static bool parse_tlbs(const struct config_node *root, struct topology *t, GError **error)

@@ -178,6 +178,12 @@ static const char *page_sizes(struct gen *g)
 }
 
 /* A set-associative geometry: @entries from @sizes, ways dividing it. */
+static const char *replacement(struct gen *g, unsigned ways)
+{
+	bool pow2 = (ways & (ways - 1)) == 0;
+	return pow2 && chance(g, 50) ? "tree_plru" : "lru";
+}
+
 static void geometry(struct gen *g, const unsigned *sizes, unsigned nr, unsigned *entries,
 		     unsigned *ways)
 {
@@ -275,15 +281,20 @@ static char *gen_topology(struct gen *g, struct gen_case *c)
 			       " \"invlpgb_count_max\": %u, \"full_flush_only\": false,"
 			       " \"pwc_entries\": %u},\n",
 			       chance(g, 30) ? pick(g, 1, 8) : 0u, pick(g, 0, 8));
+	/* Tree PLRU where the way count allows it, half the time: its victims
+	 * differ from LRU's, and run-ahead must reproduce them too. */
+	const char *r1 = replacement(g, w1), *r2 = replacement(g, w2);
 	g_string_append_printf(
 		s,
 		" \"tlbs\": [\n"
 		"  {\"name\": \"l1d\", \"level\": 1, \"entries\": %u, \"ways\": %u,"
-		" \"page_sizes\": %s, \"per_core\": %s, \"hit_cycles\": %u},\n"
+		" \"page_sizes\": %s, \"per_core\": %s, \"replacement\": \"%s\","
+		" \"hit_cycles\": %u},\n"
 		"  {\"name\": \"stlb\", \"level\": 2, \"entries\": %u, \"ways\": %u,"
-		" \"page_sizes\": %s, \"per_core\": %s, \"hit_cycles\": %u}],\n",
-		e1, w1, page_sizes(g), chance(g, 30) ? "true" : "false", pick(g, 0, 2), e2, w2,
-		page_sizes(g), chance(g, 70) ? "true" : "false", pick(g, 5, 15));
+		" \"page_sizes\": %s, \"per_core\": %s, \"replacement\": \"%s\","
+		" \"hit_cycles\": %u}],\n",
+		e1, w1, page_sizes(g), chance(g, 30) ? "true" : "false", r1, pick(g, 0, 2), e2, w2,
+		page_sizes(g), chance(g, 70) ? "true" : "false", r2, pick(g, 5, 15));
 	append_caches(g, s);
 	append_costs(g, s);
 	return g_string_free(s, FALSE);

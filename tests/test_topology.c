@@ -770,7 +770,7 @@ Test(topology_validate, tlb_list)
 		g_string_append_printf(
 		    many,
 		    "%s{\"name\": \"t%d\", \"level\": 1, \"entries\": 4, "
-		    "\"ways\": 4, \"page_sizes\": [\"4K\"], \"per_core\": false, "
+		    "\"ways\": 4, \"page_sizes\": [\"4K\"], \"per_core\": false, \"replacement\": \"lru\", "
 		    "\"hit_cycles\": 0}",
 		    i ? ", " : "", i);
 	g_string_append(many, "]");
@@ -820,6 +820,31 @@ Test(topology_validate, tlb_fields)
 			      "$.tlbs[0]: missing required key \"hit_cycles\"");
 	check_removed_refused("tlbs.0", "name", "$.tlbs[0]: missing required key \"name\"");
 	check_removed_refused("tlbs.0", "level", "$.tlbs[0]: missing required key \"level\"");
+	check_removed_refused("tlbs.1", "replacement",
+			      "$.tlbs[1]: missing required key \"replacement\"");
+	check_set_refused("tlbs[1].replacement", "plru",
+			  "$.tlbs[1].replacement: expected one of \"lru\", \"tree_plru\", got "
+			  "\"plru\" (did you mean \"lru\"?)");
+	check_set_accepted("tlbs[1].replacement", "tree_plru"); /* 4 ways */
+	check_set_accepted("tlbs[0].replacement", "tree_plru"); /* 2 ways */
+}
+
+/* Tree PLRU splits a set's ways in halves at every node: a power of two, never 6. */
+Test(topology_validate, tree_plru_needs_power_of_two_ways)
+{
+	GError *err = NULL;
+	cJSON *json = load_json(TINY);
+	cr_assert(config_apply_set(json, "tlbs[1].entries", "12", &err));
+	cr_assert(config_apply_set(json, "tlbs[1].ways", "6", &err));
+	cr_assert(config_apply_set(json, "tlbs[1].replacement", "tree_plru", &err));
+	check_refused(json, "$.tlbs[1].replacement: \"tree_plru\" needs a power-of-two number of "
+			    "ways up to 64, not 6 (use \"lru\")");
+	cr_assert(config_apply_set(json, "tlbs[1].replacement", "lru", &err));
+	struct topology *t = topology_from_json(json, "t.json", &err);
+	cr_assert_not_null(t, "%s", err != NULL ? err->message : "?");
+	cr_expect_eq(t->tlbs[1].geometry.replacement, TLB_REPLACE_LRU);
+	topology_free(t);
+	cJSON_Delete(json);
 }
 
 Test(topology_validate, page_sizes)

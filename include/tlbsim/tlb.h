@@ -2,7 +2,7 @@
 #define TLBSIM_TLB_H
 /*
  * One set-associative TLB structure (an L1 DTLB, an STLB, ...) with true LRU
- * replacement inside each set.  Entries are tagged with an ASID (x86 PCID, arm64
+ * or tree pseudo-LRU replacement inside each set.  Entries are tagged with an ASID (x86 PCID, arm64
  * ASID; 0 when the kernel uses none), the page size, the logical CPU that filled
  * the entry (@owner) and the generation of the page-table entry it was filled
  * from, so that a later access can tell a stale translation from a current one.
@@ -20,10 +20,20 @@
 
 #define TLB_ANY_OWNER (-1)
 
+/*
+ * Which entry of a full set a fill replaces.  LRU: the least recently used.
+ * TREE_PLRU: the one a binary tree of ways - 1 bits points at, each bit
+ * turned away from the half last used (needs a power-of-two way count); an
+ * invalid way, if any, is filled first under either.
+ */
+enum tlb_replacement { TLB_REPLACE_LRU, TLB_REPLACE_TREE_PLRU };
+#define TLB_PLRU_MAX_WAYS 64
+
 struct tlb_geometry {
 	unsigned entries;    /* total entries; a multiple of @ways */
 	unsigned ways;       /* ways == entries means fully associative */
 	unsigned page_sizes; /* bitmask of 1u << enum page_size that it may hold */
+	enum tlb_replacement replacement;
 };
 
 struct tlb_entry {
@@ -71,7 +81,7 @@ const struct tlb_entry *tlb_lookup_size(struct tlb *tlb, uint64_t vaddr, enum pa
 
 /*
  * Insert a translation for the page of size @ps containing @vaddr, replacing an
- * existing entry for the same (vpn, size, asid, owner) or the set's LRU victim.
+ * existing entry for the same (vpn, size, asid, owner) or the set's victim.
  * A size the structure does not hold is ignored (returns false).
  */
 bool tlb_fill(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid, uint16_t owner,
