@@ -176,11 +176,11 @@ class RunsTest(unittest.TestCase):
         self.assertEqual(run.command(), "tlbsim -T haswell-i7 -w munmap16 -p linux-4.5 "
                                         "--set workload.threads=4 --set workload.tail_ms=1")
 
-    def test_exp2_halves_the_file_unless_full(self):
+    def test_exp2_quarters_the_file_unless_full(self):
         sets = ["workload.threads=12", "workload.pages_per_munmap=64",
                 "policy.tlb_flushall_shift=-1"]
         self.assertEqual(validate.exp2_sets(-1, 12, 64, True), sets)
-        self.assertEqual(validate.exp2_sets(-1, 12, 64, False), sets + validate.HALF)
+        self.assertEqual(validate.exp2_sets(-1, 12, 64, False), sets + validate.GRID)
 
     def test_exp2_runs_the_grid_the_checks_and_the_loop_what_if(self):
         runs = validate.exp2_runs(False)
