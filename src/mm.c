@@ -7,10 +7,12 @@
  * and only ever unmapped or mapped again whole, at the same address, so the
  * VMA array never changes shape and pointers into it stay valid for the whole
  * run.
+ * VMA merging decides only which VMAs share a lock (mm.h, mm_finish_layout()).
  * Invariant: pmd_users[i] == number of mapped VMAs overlapping span i.
  */
 #include <glib.h>
 #include "tlbsim/mm.h"
+#include "tlbsim/rwsem.h"
 
 #define PMD_SHIFT 21
 
@@ -22,6 +24,8 @@ struct mm *mm_new(unsigned id, unsigned nr_cpus)
 	mm->cpumask = g_new0(uint64_t, (nr_cpus + 63) / 64);
 	mm->cpumask_line = CACHELINE_INIT;
 	mm->next_gen = 1;
+	mm->mmap_lock = g_new(struct rw_semaphore, 1);
+	init_rwsem(mm->mmap_lock);
 	return mm;
 }
 
@@ -34,6 +38,8 @@ void mm_free(struct mm *mm)
 	g_free(mm->vmas);
 	g_free(mm->pmd_users);
 	g_free(mm->cpumask);
+	g_free(mm->mmap_lock);
+	g_free(mm->vma_locks);
 	g_free(mm);
 }
 
@@ -63,11 +69,33 @@ struct vma *mm_add_vma(struct mm *mm, uint64_t start, uint64_t len, enum page_si
 	return vma;
 }
 
+/* vma_merge()'s test, as far as tlbsim's VMAs differ (see mm.h). */
+static bool mm_vmas_merge(const struct vma *prev, const struct vma *vma)
+{
+	return prev->end == vma->start && prev->region == vma->region && !vma->shared &&
+	       !vma->hugetlb;
+}
+
+static void mm_assign_vma_locks(struct mm *mm)
+{
+	mm->vma_locks = g_new(struct rw_semaphore, mm->nr_vmas);
+	for (unsigned i = 0; i < mm->nr_vmas; i++) {
+		struct vma *vma = &mm->vmas[i];
+		if (i > 0 && mm_vmas_merge(&mm->vmas[i - 1], vma)) {
+			vma->vm_lock = mm->vmas[i - 1].vm_lock;
+			continue;
+		}
+		vma->vm_lock = &mm->vma_locks[mm->nr_vma_locks++];
+		init_rwsem(vma->vm_lock);
+	}
+}
+
 void mm_finish_layout(struct mm *mm)
 {
 	g_assert(mm->pmd_users == NULL);
 	if (mm->nr_vmas == 0)
 		return;
+	mm_assign_vma_locks(mm);
 	mm->pmd_base = mm->vmas[0].start >> PMD_SHIFT;
 	uint64_t last = (mm->vmas[mm->nr_vmas - 1].end - 1) >> PMD_SHIFT;
 	mm->nr_pmds = (unsigned)(last - mm->pmd_base + 1);

@@ -62,6 +62,8 @@ static const char *const policy_keys[] = {
 	"concurrent_local_flush",
 	"invlpgb",
 	"lru_add_drain_on_free",
+	"per_vma_lock",
+	"munmap_downgrade",
 	"reclaim_flush",
 	"riscv_flush_all_threshold",
 	"arm64_max_tlbi_ops",
@@ -224,6 +226,9 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	    !policy_read_bool(&root, "invlpgb", false, &policy->invlpgb, error) ||
 	    !policy_read_bool(&root, "lru_add_drain_on_free", true,
 			      &policy->lru_add_drain_on_free, error) ||
+	    !policy_read_bool(&root, "per_vma_lock", false, &policy->per_vma_lock, error) ||
+	    !policy_read_bool(&root, "munmap_downgrade", false, &policy->munmap_downgrade,
+			      error) ||
 	    !config_get_u64(&root, "riscv_flush_all_threshold", false, 0, 1u << 20,
 			    &riscv_threshold, error) ||
 	    !config_get_u64(&root, "arm64_max_tlbi_ops", false, 1, 1u << 20, &max_tlbi, error))

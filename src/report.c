@@ -207,6 +207,14 @@ static void col_lru_lock_ns(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, cycles_to_ps(c->r->total.lru_lock_cycles, c->f->mhz));
 }
+static void col_mmap_lock_wait_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.mmap_lock_wait_cycles, c->f->mhz));
+}
+static void col_vma_lock_wait_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.vma_lock_wait_cycles, c->f->mhz));
+}
 static void col_switch_mm_ns(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, cycles_to_ps(c->r->total.switch_mm_cycles, c->f->mhz));
@@ -278,6 +286,10 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(pages_reclaimed) \
 	X(lru_lock_acquisitions) \
 	X(lru_lock_ns) \
+	X(mmap_lock_acquisitions) \
+	X(mmap_lock_wait_ns) \
+	X(vma_lock_acquisitions) \
+	X(vma_lock_wait_ns) \
 	X(syscalls) \
 	X(events) \
 	X(host_seconds)

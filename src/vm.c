@@ -12,12 +12,15 @@
  * to it copies (wp_page_copy()): a new page, and ptep_clear_flush() flushing
  * the zero page's translation from every CPU of the mm.
  * mmap maps an unmapped chunk's VMA again at its old address and touches no PTE.
+ * Each call holds mmap_lock and, with per-VMA locks, its VMA's lock from entry
+ * to return (rwsem.c; see "mmap_lock and the per-VMA lock" below).
  * Simplifies: page-table changes are applied at the call's start time, the
  * flush at its computed time.
  * Invariant: every PTE this call changed is committed exactly when it returns.
  */
 #include <glib.h>
 #include "tlbsim/rmap.h"
+#include "tlbsim/rwsem.h"
 #include "tlbsim/sched.h"
 #include "tlbsim/swap.h"
 #include "tlbsim/tlbflush.h"
@@ -59,7 +62,10 @@ static void tlb_adjust_range(struct mmu_gather *tlb, uint64_t start, uint64_t en
 		tlb->end = end;
 }
 
-enum vm_kind { VM_MUNMAP, VM_MPROTECT, VM_DONTNEED, VM_PAGEOUT, VM_FAULT };
+enum vm_kind { VM_MUNMAP, VM_MPROTECT, VM_DONTNEED, VM_PAGEOUT, VM_FAULT, VM_MMAP };
+
+/* How a call holds mmap_lock or its VMA's lock. */
+enum vm_hold { HOLD_NONE, HOLD_READ, HOLD_WRITE };
 
 /* One call in flight, from entry to return. */
 struct vm_call {
@@ -81,6 +87,9 @@ struct vm_call {
 	 * of this call): its return must not commit them, or a later call's
 	 * change to them would look committed before that call's flush. */
 	uint64_t *kept;
+	enum vm_hold mmap_hold, vma_hold; /* the locks it holds (or is being granted) */
+	uint64_t asked;      /* when it asked for the lock it waits for */
+	uint64_t entry_rest; /* entry cycles after the locks are taken */
 	struct kcont done;
 };
 
@@ -106,8 +115,159 @@ static int vm_asid_of(const void *ctx, const struct cpu *cpu)
 	return tlbflush_cpu_asid_of(call->k, cpu, call->mm);
 }
 
+/* ---- mmap_lock and the per-VMA lock ---------------------------------------- */
+
+/*
+ * What a call locks (include/linux/mmap_lock.h, mm/memory.c): munmap, mmap
+ * and mprotect take mmap_lock for writing and, with per-VMA locks (6.4+),
+ * write-lock the VMA they change (vma_start_write(); the kernel drops it with
+ * mmap_lock, vma_end_write_all()); madvise takes mmap_lock for reading (6.15
+ * has no per-VMA-locked madvise yet); a fault takes its VMA's lock for
+ * reading (lock_vma_under_rcu()) with per-VMA locks, else mmap_lock.  A
+ * fault that finds the VMA write-locked waits here for the writer; the
+ * kernel's fails vma_start_read() and retries under mmap_lock, which the
+ * writer holds as long: the same wait, without the retry's cost.
+ */
+static enum vm_hold vm_mmap_hold(const struct kernel *k, enum vm_kind kind)
+{
+	switch (kind) {
+	case VM_MUNMAP:
+	case VM_MPROTECT:
+	case VM_MMAP:
+		return HOLD_WRITE;
+	case VM_DONTNEED:
+	case VM_PAGEOUT:
+		return HOLD_READ;
+	case VM_FAULT:
+		return k->policy->per_vma_lock ? HOLD_NONE : HOLD_READ;
+	}
+	g_assert_not_reached();
+}
+
+static enum vm_hold vm_vma_hold(const struct kernel *k, enum vm_kind kind)
+{
+	if (!k->policy->per_vma_lock)
+		return HOLD_NONE;
+	switch (kind) {
+	case VM_MUNMAP:
+	case VM_MPROTECT:
+	case VM_MMAP:
+		return HOLD_WRITE;
+	case VM_DONTNEED:
+	case VM_PAGEOUT:
+		return HOLD_NONE;
+	case VM_FAULT:
+		return HOLD_READ;
+	}
+	g_assert_not_reached();
+}
+
+static void vm_apply_event(void *target, uint64_t unused);
+static void vm_mmap_event(void *target, uint64_t unused);
+
+/*
+ * Every lock taken at @time: the rest of the entry (the VMA lookup, or the
+ * fault's own work), then the call's global event, never sooner than the
+ * lookahead after now (machine.h, "Lookahead": a store by one core reaches
+ * the others no faster than a cache-line transfer).
+ */
+static void vm_locked(struct vm_call *call, uint64_t time)
+{
+	struct kernel *k = call->k;
+	uint64_t earliest = engine_now(k->engine) + k->machine->lookahead;
+	uint64_t at = MAX(time + call->entry_rest, earliest);
+	engine_schedule(k->engine, at, LANE_GLOBAL,
+			call->kind == VM_MMAP ? vm_mmap_event : vm_apply_event, call, 0);
+}
+
+static void vm_vma_locked(struct kernel *k, void *ctx, uint64_t time)
+{
+	(void)k;
+	struct vm_call *call = ctx;
+	call->cpu->counters.vma_lock_acquisitions++;
+	call->cpu->counters.vma_lock_wait_cycles += time - call->asked;
+	vm_locked(call, time);
+}
+
+static void vm_lock_vma(struct vm_call *call, uint64_t now)
+{
+	struct kcont granted = {.fn = vm_vma_locked, .ctx = call};
+	call->vma_hold = vm_vma_hold(call->k, call->kind);
+	call->asked = now;
+	g_assert(call->vma->vm_lock);
+	if (call->vma_hold == HOLD_WRITE)
+		down_write(call->k, call->cpu, call->vma->vm_lock, now, granted);
+	else if (call->vma_hold == HOLD_READ)
+		down_read(call->k, call->cpu, call->vma->vm_lock, now, granted);
+	else
+		vm_locked(call, now);
+}
+
+static void vm_mmap_locked(struct kernel *k, void *ctx, uint64_t time)
+{
+	(void)k;
+	struct vm_call *call = ctx;
+	call->cpu->counters.mmap_lock_acquisitions++;
+	call->cpu->counters.mmap_lock_wait_cycles += time - call->asked;
+	vm_lock_vma(call, time);
+}
+
+/* Ask at @now for what the call locks: mmap_lock first, then the VMA's. */
+static void vm_lock(struct vm_call *call, uint64_t now)
+{
+	struct kcont granted = {.fn = vm_mmap_locked, .ctx = call};
+	struct mm *mm = call->mm;
+	call->mmap_hold = vm_mmap_hold(call->k, call->kind);
+	call->asked = now;
+	if (call->mmap_hold == HOLD_WRITE)
+		down_write(call->k, call->cpu, mm->mmap_lock, now, granted);
+	else if (call->mmap_hold == HOLD_READ)
+		down_read(call->k, call->cpu, mm->mmap_lock, now, granted);
+	else
+		vm_lock_vma(call, now);
+}
+
+/* Drop what the call holds at @time, the VMA's lock first (mmap_write_unlock()
+ * ends the VMA write locks, then releases mmap_lock); returns when the
+ * caller's last RMW completes. */
+static uint64_t vm_unlock(struct vm_call *call, uint64_t time)
+{
+	struct kernel *k = call->k;
+	uint64_t t = time;
+	if (call->vma_hold == HOLD_WRITE)
+		t = up_write(k, call->cpu, call->vma->vm_lock, t);
+	else if (call->vma_hold == HOLD_READ)
+		t = up_read(k, call->cpu, call->vma->vm_lock, t);
+	if (call->mmap_hold == HOLD_WRITE)
+		t = up_write(k, call->cpu, call->mm->mmap_lock, t);
+	else if (call->mmap_hold == HOLD_READ)
+		t = up_read(k, call->cpu, call->mm->mmap_lock, t);
+	call->vma_hold = call->mmap_hold = HOLD_NONE;
+	return t;
+}
+
+/*
+ * 4.20+ (dd2283f2605e, "mm: mmap: zap pages with read mmap_sem in munmap"):
+ * once the VMAs are detached, munmap downgrades mmap_lock to reading (which
+ * ends the VMA write locks too) and zaps and flushes under it.  Returns the
+ * time the zap starts.
+ */
+static uint64_t vm_munmap_downgrade(struct vm_call *call, uint64_t now)
+{
+	struct kernel *k = call->k;
+	if (!k->policy->munmap_downgrade || call->mmap_hold != HOLD_WRITE)
+		return now;
+	uint64_t t = downgrade_write(k, call->cpu, call->mm->mmap_lock, now);
+	call->mmap_hold = HOLD_READ;
+	if (call->vma_hold == HOLD_WRITE)
+		t = up_write(k, call->cpu, call->vma->vm_lock, t);
+	call->vma_hold = HOLD_NONE;
+	return t;
+}
+
 /* The call returns to user space: its PTE changes become globally visible;
- * any entry still older than them could be hit stale (counted). */
+ * any entry still older than them could be hit stale (counted).  Its locks
+ * go at the same time. */
 static void vm_return_event(void *target, uint64_t time)
 {
 	struct vm_call *call = target;
@@ -131,6 +291,7 @@ static void vm_return_event(void *target, uint64_t time)
 	     span++)
 		if (mm_pmd_freed(call->mm, span))
 			machine_check_freed_table(k->machine, call->mm, span, time);
+	time = vm_unlock(call, time);
 	if (k->trace)
 		trace_syscall_exit(k->trace, call->cpu->id, time);
 	if (call->kept)
@@ -277,6 +438,7 @@ static void vm_apply_event(void *target, uint64_t unused)
 	call->gen_lo = call->mm->next_gen;
 	switch (call->kind) {
 	case VM_MUNMAP:
+		t = vm_munmap_downgrade(call, t);
 		t += vm_munmap_apply(call, &tlb);
 		break;
 	case VM_MPROTECT:
@@ -329,12 +491,15 @@ static void vm_apply_event(void *target, uint64_t unused)
 			pte->writable = true; /* do_wp_page() reusing the only mapping */
 		}
 		machine_fill(k->machine, call->cpu, call->cpu->loaded_asid, call->vma, call->addr);
+		t = vm_unlock(call, t);
 		if (k->trace)
 			trace_syscall_exit(k->trace, call->cpu->id, t);
 		kernel_release(k, call);
 		kcont_call(k, done, t);
 		return;
 	}
+	case VM_MMAP:
+		g_assert_not_reached(); /* vm_mmap_event() */
 	}
 	call->gen_hi = call->mm->next_gen - 1; /* < gen_lo: nothing changed */
 	uint64_t start, end;
@@ -351,31 +516,35 @@ static void vm_apply_event(void *target, uint64_t unused)
 				   tlb_get_unmap_shift(call->vma), tlb.freed_tables, t, flushed);
 }
 
-/*
- * Enter the kernel at @now; the page-table work starts @entry cycles later, but
- * never sooner than the machine's lookahead: a store by one core reaches the
- * others no faster than a cache-line transfer (machine.h, "Lookahead").
- */
-static void vm_call_start(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
-			  enum vm_kind kind, uint64_t now, uint64_t entry, struct kcont done,
-			  struct vm_call **out)
+/* A call about to enter the kernel; the caller fills in its arguments, then
+ * vm_call_enter(). */
+static struct vm_call *vm_call_new(struct kernel *k, struct cpu *cpu, struct mm *mm,
+				   struct vma *vma, enum vm_kind kind, struct kcont done)
 {
 	struct vm_call *call = kernel_alloc(k, sizeof(*call));
 	*call = (struct vm_call){
 		.k = k, .cpu = cpu, .mm = mm, .vma = vma, .kind = kind, .done = done,
 		.start = vma->start, .end = vma->end,
 	};
-	uint64_t lookahead = k->machine->lookahead;
-	engine_schedule(k->engine, now + (entry > lookahead ? entry : lookahead), LANE_GLOBAL,
-			vm_apply_event, call, 0);
-	if (out)
-		*out = call;
+	return call;
 }
 
-static uint64_t syscall_entry(const struct kernel *k)
+/*
+ * Enter the kernel at @now.  A syscall asks for its locks once in the kernel
+ * (syscall cycles), and looks up the VMA under them (vma_op); a fault asks at
+ * once, and its handling (page_fault cycles) is done under them.  The
+ * page-table work is a global event after that (vm_locked()).
+ */
+static void vm_call_enter(struct vm_call *call, uint64_t now)
 {
-	const struct topology_costs *costs = &k->machine->topology->costs;
-	return costs->syscall + costs->vma_op;
+	const struct topology_costs *costs = &call->k->machine->topology->costs;
+	if (call->kind == VM_FAULT) {
+		call->entry_rest = costs->page_fault;
+		vm_lock(call, now);
+	} else {
+		call->entry_rest = costs->vma_op;
+		vm_lock(call, now + costs->syscall);
+	}
 }
 
 void do_munmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma, uint64_t now,
@@ -385,7 +554,7 @@ void do_munmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma
 	cpu->counters.syscalls++;
 	if (k->trace)
 		trace_syscall_enter(k->trace, cpu->id, "munmap", vma, vma->start, vma->end, now);
-	vm_call_start(k, cpu, mm, vma, VM_MUNMAP, now, syscall_entry(k), done, NULL);
+	vm_call_enter(vm_call_new(k, cpu, mm, vma, VM_MUNMAP, done), now);
 }
 
 void do_mprotect(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
@@ -395,9 +564,9 @@ void do_mprotect(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *v
 	cpu->counters.syscalls++;
 	if (k->trace)
 		trace_syscall_enter(k->trace, cpu->id, "mprotect", vma, vma->start, vma->end, now);
-	struct vm_call *call;
-	vm_call_start(k, cpu, mm, vma, VM_MPROTECT, now, syscall_entry(k), done, &call);
+	struct vm_call *call = vm_call_new(k, cpu, mm, vma, VM_MPROTECT, done);
 	call->writable = writable;
+	vm_call_enter(call, now);
 }
 
 void madvise_dontneed(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
@@ -408,10 +577,10 @@ void madvise_dontneed(struct kernel *k, struct cpu *cpu, struct mm *mm, struct v
 	if (k->trace)
 		trace_syscall_enter(k->trace, cpu->id, "madvise(MADV_DONTNEED)", vma, start, end,
 				    now);
-	struct vm_call *call;
-	vm_call_start(k, cpu, mm, vma, VM_DONTNEED, now, syscall_entry(k), done, &call);
+	struct vm_call *call = vm_call_new(k, cpu, mm, vma, VM_DONTNEED, done);
 	call->start = start;
 	call->end = end;
+	vm_call_enter(call, now);
 }
 
 void madvise_pageout(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
@@ -422,10 +591,10 @@ void madvise_pageout(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vm
 	if (k->trace)
 		trace_syscall_enter(k->trace, cpu->id, "madvise(MADV_PAGEOUT)", vma, start, end,
 				    now);
-	struct vm_call *call;
-	vm_call_start(k, cpu, mm, vma, VM_PAGEOUT, now, syscall_entry(k), done, &call);
+	struct vm_call *call = vm_call_new(k, cpu, mm, vma, VM_PAGEOUT, done);
 	call->start = start;
 	call->end = end;
+	vm_call_enter(call, now);
 }
 
 void handle_mm_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
@@ -435,36 +604,26 @@ void handle_mm_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vm
 	cpu->counters.page_faults++;
 	if (k->trace)
 		trace_syscall_enter(k->trace, cpu->id, "page_fault", NULL, addr, addr, now);
-	struct vm_call *call;
-	vm_call_start(k, cpu, mm, vma, VM_FAULT, now, k->machine->topology->costs.page_fault, done,
-		      &call);
+	struct vm_call *call = vm_call_new(k, cpu, mm, vma, VM_FAULT, done);
 	call->addr = addr;
 	call->write = write;
 	call->start = call->end = addr; /* nothing to commit (but a copy-on-write) */
+	vm_call_enter(call, now);
 }
 
 /* ---- mmap ------------------------------------------------------------------ */
-
-/* One mmap() in flight.  Not a struct vm_call: it changes no PTE, so it has
- * nothing to gather, flush or commit. */
-struct mmap_call {
-	struct kernel *k;
-	struct cpu *cpu;
-	struct mm *mm;
-	struct vma *vma;
-	struct kcont done;
-};
 
 /*
  * The new VMA becomes visible to every CPU's faults at this global event, and
  * the call returns.  Nothing is revoked (sched_revoke_quiet()): as with a
  * fault, mapping takes nothing away, and a quiet accessor's pages are all
- * present, so none lies in a VMA that was unmapped.
+ * present, so none lies in a VMA that was unmapped.  mmap changes no PTE, so
+ * it has nothing to gather, flush or commit.
  */
 static void vm_mmap_event(void *target, uint64_t unused)
 {
 	(void)unused;
-	struct mmap_call *call = target;
+	struct vm_call *call = target;
 	struct kernel *k = call->k;
 	uint64_t t = engine_now(k->engine);
 	struct kcont done = call->done;
@@ -473,6 +632,7 @@ static void vm_mmap_event(void *target, uint64_t unused)
 	 * per chunk, so the call changes nothing. */
 	if (!call->vma->mapped)
 		mm_map_vma(call->mm, call->vma);
+	t = vm_unlock(call, t);
 	if (k->trace)
 		trace_syscall_exit(k->trace, call->cpu->id, t);
 	kernel_release(k, call);
@@ -481,9 +641,10 @@ static void vm_mmap_event(void *target, uint64_t unused)
 
 /*
  * mmap() of an anonymous private mapping, mapping @vma again at its old
- * address.  The kernel's do_mmap() takes mmap_lock for writing (not modelled,
- * as for munmap), finds the range, and links a new VMA (vma_op cycles); no PTE
- * is touched, so nothing is flushed and no CPU is interrupted.
+ * address.  The kernel's do_mmap() takes mmap_lock for writing (and, merging
+ * the mapping with its neighbour, write-locks that VMA), finds the range, and
+ * links a new VMA (vma_op cycles); no PTE is touched, so nothing is flushed
+ * and no CPU is interrupted.
  */
 void do_mmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma, uint64_t now,
 	     struct kcont done)
@@ -492,11 +653,5 @@ void do_mmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma, 
 	cpu->counters.syscalls++;
 	if (k->trace)
 		trace_syscall_enter(k->trace, cpu->id, "mmap", vma, vma->start, vma->end, now);
-	struct mmap_call *call = kernel_alloc(k, sizeof(*call));
-	*call = (struct mmap_call){.k = k, .cpu = cpu, .mm = mm, .vma = vma, .done = done};
-	/* A store reaches the other cores no sooner than the lookahead, as in
-	 * vm_call_start(). */
-	uint64_t entry = syscall_entry(k), lookahead = k->machine->lookahead;
-	engine_schedule(k->engine, now + (entry > lookahead ? entry : lookahead), LANE_GLOBAL,
-			vm_mmap_event, call, 0);
+	vm_call_enter(vm_call_new(k, cpu, mm, vma, VM_MMAP, done), now);
 }

@@ -343,6 +343,8 @@ static const char *const milli_columns[] = {
     "walk_wait_ns",
     "walk_load_ns",
     "lru_lock_ns",
+    "mmap_lock_wait_ns",
+    "vma_lock_wait_ns",
     NULL,
 };
 static const char *const text_columns[] = {"topology", "workload", "policy", "op", NULL};

@@ -65,8 +65,9 @@ static void check_identity(const char *topology, const char *workload, const cha
 	struct sim_result *step = run(&in, false, seed);
 	assert_same(ahead, step);
 	/* Run-ahead must actually save events, or the test proves nothing. */
-	/* 3x: the fault-heavy tiny case saves least (3.5x). */
-	cr_assert_lt(ahead->events * 3, step->events, "run-ahead %lu events, stepping %lu",
+	/* 2.5x: the fault-heavy tiny case saves least (2.6x since its faults
+	 * wait for the munmaps' mmap_lock: fewer accesses between events). */
+	cr_assert_lt(ahead->events * 5 / 2, step->events, "run-ahead %lu events, stepping %lu",
 		     (unsigned long)ahead->events, (unsigned long)step->events);
 	sim_result_free(ahead);
 	sim_result_free(step);

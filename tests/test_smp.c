@@ -35,16 +35,18 @@ static char *one_page_munmap(unsigned readers)
 
 /*
  * tiny-2cpu, one target on the other core:
- *   entry: syscall 150 + vma_op 3000            -> 3150
- *   zap one PTE (pte_op 10)                     -> 3160
- *   local INVLPG (100)                          -> 3260
- *   queue the csd on cpu 1's line (socket, 100) -> 3360
- *   ICR write (ipi_send 200), IPI leaves        -> 3560
- *   arrives (socket latency 1500)               -> 5060
- *   irq entry 300, INVLPG 100, csd unlock       -> 5460
- *   unlock seen by cpu 0 (line transfer 100)    -> 5560
+ *   entry: syscall 150, down_write(mmap_lock) (rwsem.c: a line never
+ *   written before, 20), vma_op 3000            -> 3170
+ *   zap one PTE (pte_op 10)                     -> 3180
+ *   local INVLPG (100)                          -> 3280
+ *   queue the csd on cpu 1's line (socket, 100) -> 3380
+ *   ICR write (ipi_send 200), IPI leaves        -> 3580
+ *   arrives (socket latency 1500)               -> 5080
+ *   irq entry 300, INVLPG 100, csd unlock       -> 5480
+ *   unlock seen by cpu 0 (line transfer 100)    -> 5580
  *   free the page off the LRU (swap.c: lock and list lines never written
- *   before, 20 each, + lru_page 40)             -> 5640 = munmap returns
+ *   before, 20 each, + lru_page 40)             -> 5660
+ *   up_write(mmap_lock) (its line is here, 20)  -> 5680 = munmap returns
  * cpu 1 spends irq_entry + INVLPG + irq_exit = 700 cycles in the handler.
  */
 Test(smp, one_target_shootdown_timing)
@@ -52,7 +54,7 @@ Test(smp, one_target_shootdown_timing)
 	char *w = one_page_munmap(1);
 	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
 	cr_assert_eq(r.result->op_cycles->len, 1);
-	cr_assert_eq(g_array_index(r.result->op_cycles, uint64_t, 0), 5640);
+	cr_assert_eq(g_array_index(r.result->op_cycles, uint64_t, 0), 5680);
 	cr_assert_eq(CPU(r, 1, irq_cycles), 700);
 	cr_assert_eq(CPU(r, 0, irq_cycles), 0);
 	cr_assert_eq(CPU(r, 0, ipis_received), 0);
@@ -62,19 +64,19 @@ Test(smp, one_target_shootdown_timing)
 
 /*
  * tiny-smt (siblings 0/2, 1/3), targets 1, 2, 3 in order:
- *   local flush done                                 -> 3260
- *   csds: cpu 1 (socket 100), cpu 2 (smt 40), cpu 3 (socket 100) -> 3500
- *   ICR writes at 3700 (cpu 1), 3900 (cpu 2), 4100 (cpu 3)
- *   arrivals: 5200, 4900 (smt latency 1000), 5600
- *   unlocks (entry 300 + INVLPG 100): 5600, 5300, 6000
- *   seen by cpu 0: 5700, 5340, 6100; the page leaves the LRU (80, as above)
- *   -> returns at 6180
+ *   local flush done (mmap_lock's down_write included) -> 3280
+ *   csds: cpu 1 (socket 100), cpu 2 (smt 40), cpu 3 (socket 100) -> 3520
+ *   ICR writes at 3720 (cpu 1), 3920 (cpu 2), 4120 (cpu 3)
+ *   arrivals: 5220, 4920 (smt latency 1000), 5620
+ *   unlocks (entry 300 + INVLPG 100): 5620, 5320, 6020
+ *   seen by cpu 0: 5720, 5360, 6120; the page leaves the LRU (80, as above)
+ *   -> 6200; up_write(mmap_lock) (20) -> returns at 6220
  */
 Test(smp, three_targets_wait_for_the_slowest)
 {
 	char *w = one_page_munmap(3);
 	struct support_run r = support_run("tiny-smt.json", "linux-4.5", NULL, w);
-	cr_assert_eq(g_array_index(r.result->op_cycles, uint64_t, 0), 6180);
+	cr_assert_eq(g_array_index(r.result->op_cycles, uint64_t, 0), 6220);
 	for (unsigned c = 1; c < 4; c++) {
 		cr_assert_eq(CPU(r, c, ipis_received), 1);
 		cr_assert_eq(CPU(r, c, irq_cycles), 700);
@@ -93,15 +95,16 @@ Test(smp, three_targets_wait_for_the_slowest)
  *   arrivals 5200, 5400, 5100 (smt latency 1000); unlocks 5600, 5800, 5500
  *   the caller's loop: 5600 + 100 = 5700, then max(5700, 5800) + 100 = 5900,
  *   then cpu 3's unlock, long done, + 40            -> 5940
- *   the page leaves the LRU (80, as above)          -> returns at 6020
- * (waiting only for the latest unlock would return at 5980).
+ *   the page leaves the LRU (80, as above)          -> 6020
+ * (waiting only for the latest unlock would give 5980); mmap_lock's
+ * down_write and up_write (20 each, as above)       -> returns at 6060.
  */
 Test(smp, the_caller_waits_for_the_csds_in_turn)
 {
 	char *w = one_page_munmap_on(1, 3, "$thread + ($thread + 1) / 2");
 	struct support_run r = support_run("tiny-smt.json", "linux-4.5", NULL, w);
 	cr_assert_eq(r.result->op_cycles->len, 1);
-	cr_assert_eq(g_array_index(r.result->op_cycles, uint64_t, 0), 6020);
+	cr_assert_eq(g_array_index(r.result->op_cycles, uint64_t, 0), 6060);
 	for (unsigned c = 0; c < 4; c++)
 		cr_assert_eq(CPU(r, c, ipis_received), c == 1 ? 0 : 1, "cpu %u", c);
 	support_run_free(&r);

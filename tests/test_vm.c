@@ -273,11 +273,13 @@ Test(vm, mmap_after_munmap_maps_a_fresh_chunk)
 	cr_expect_eq(r.result->total.stale_pwc, 0);
 	/* mprotect's four pages and munmap's four; mmap flushes nothing. */
 	cr_expect_eq(CPU(r, 0, invlpg), 8);
-	/* Entry and vma_op, then the return at the global event: no PTE work. */
+	/* Entry, mmap_lock for writing (its line last written by this CPU's
+	 * munmap: a self transfer), vma_op, then the return at the global
+	 * event, releasing mmap_lock (self again): no PTE work. */
 	cr_assert_eq(r.result->op_cycles->len, 1);
 	const struct topology_costs *costs = &r.topology->costs;
 	cr_expect_eq(g_array_index(r.result->op_cycles, uint64_t, 0),
-		     costs->syscall + costs->vma_op);
+		     costs->syscall + costs->vma_op + 2 * costs->line_transfer[DIST_SELF]);
 	support_run_free(&r);
 }
 
@@ -431,4 +433,202 @@ Test(vm, zero_page_write_racing_mprotect_read)
 		support_run_free(&r);
 		g_free(w);
 	}
+}
+
+/* ---- mmap_lock and the per-VMA lock (vm.c, rwsem.c) ------------------------- */
+
+/*
+ * cpu 0 writes the 4 pages of chunk 0 of region r (faults: nothing is
+ * populated), sets flag "go" and makes @call; cpu 1 waits for the flag, then
+ * 1000 cycles, and writes page 0 of its target: a fault that comes while
+ * @call holds its locks (more than vma_op, 3000 cycles).  @merged: cpu 1's
+ * target is chunk 1 of r, adjacent to chunk 0 (one VMA lock, mm.h), else
+ * another region (a lock of its own).
+ */
+static char *lock_case(const char *call, bool merged)
+{
+	return g_strdup_printf(
+		"{\"name\": \"locks\","
+		" \"regions\": [{\"name\": \"r\", \"chunks\": 2, \"chunk_size\": 16384},"
+		"              {\"name\": \"s\", \"size\": 16384}],"
+		" \"tasks\": ["
+		"  {\"name\": \"caller\", \"cpu\": 0, \"program\": ["
+		"    {\"op\": \"access\", \"region\": \"r\", \"chunk\": 0, \"pattern\": \"sequential\","
+		"     \"pages\": 4, \"rounds\": 1, \"write\": 1, \"cycles\": 10},"
+		"    {\"op\": \"set_flag\", \"flag\": \"go\", \"value\": 1}, %s]},"
+		"  {\"name\": \"faulter\", \"cpu\": 1, \"program\": ["
+		"    {\"op\": \"wait_flag\", \"flag\": \"go\", \"value\": 1},"
+		"    {\"op\": \"compute\", \"cycles\": 1000},"
+		"    {\"op\": \"access\", %s, \"pattern\": \"sequential\", \"pages\": 1,"
+		"     \"rounds\": 1, \"write\": 1, \"cycles\": 10}]}]}",
+		call, merged ? "\"region\": \"r\", \"chunk\": 1" : "\"region\": \"s\"");
+}
+
+static const char *const munmap_chunk0 = "{\"op\": \"munmap\", \"region\": \"r\", \"chunk\": 0}";
+static const char *const compute_instead = "{\"op\": \"compute\", \"cycles\": 10}";
+
+static uint64_t self_transfer(const struct support_run *r)
+{
+	return r->topology->costs.line_transfer[DIST_SELF];
+}
+
+/*
+ * Without per-VMA locks (linux-4.5) a fault takes mmap_lock for reading, so
+ * one that comes while another CPU's munmap holds it for writing waits for
+ * the rest of the munmap, its VMA work (vma_op) at least; without the munmap
+ * it takes the lock at once: one RMW on the line cpu 0's faults wrote last,
+ * a same-socket transfer.
+ */
+Test(vm, fault_waits_for_munmap_holding_mmap_lock)
+{
+	char *w = lock_case(munmap_chunk0, false);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	uint64_t vma_op = r.topology->costs.vma_op;
+	cr_assert_eq(CPU(r, 1, page_faults), 1);
+	cr_assert_eq(CPU(r, 1, mmap_lock_acquisitions), 1);
+	cr_assert_eq(CPU(r, 0, mmap_lock_acquisitions), 4 + 1, "its faults and the munmap");
+	cr_expect_gt(CPU(r, 1, mmap_lock_wait_cycles), vma_op, "the fault waited %lu cycles",
+		     (unsigned long)CPU(r, 1, mmap_lock_wait_cycles));
+	cr_expect_eq(r.result->total.vma_lock_acquisitions, 0, "no per-VMA locks in 4.5");
+	support_run_free(&r);
+	g_free(w);
+
+	w = lock_case(compute_instead, false);
+	r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	cr_expect_eq(CPU(r, 1, mmap_lock_wait_cycles), r.topology->costs.line_transfer[DIST_SOCKET]);
+	support_run_free(&r);
+	g_free(w);
+}
+
+/*
+ * With per-VMA locks the same fault takes only its VMA's lock: a VMA of its
+ * own is free however long the munmap holds mmap_lock (one self transfer,
+ * mmap_lock untouched by cpu 1); a VMA merged with the munmapped one shares
+ * its lock, which munmap write-locked (vma_start_write()): the fault waits.
+ */
+Test(vm, per_vma_lock_fault_waits_only_for_its_own_vma)
+{
+	const char *const sets[] = {"per_vma_lock=true", "munmap_downgrade=false", NULL};
+	char *w = lock_case(munmap_chunk0, false);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", sets, w);
+	cr_assert_eq(CPU(r, 1, page_faults), 1);
+	cr_expect_eq(CPU(r, 1, mmap_lock_acquisitions), 0);
+	cr_expect_eq(CPU(r, 1, vma_lock_acquisitions), 1);
+	cr_expect_eq(CPU(r, 1, vma_lock_wait_cycles), self_transfer(&r));
+	cr_expect_eq(CPU(r, 0, vma_lock_acquisitions), 4 + 1, "its faults, munmap's vma_start_write()");
+	cr_expect_eq(CPU(r, 0, mmap_lock_acquisitions), 1);
+	support_run_free(&r);
+	g_free(w);
+
+	w = lock_case(munmap_chunk0, true);
+	r = support_run("tiny-2cpu.json", "linux-4.5", sets, w);
+	cr_assert_eq(CPU(r, 1, page_faults), 1);
+	cr_expect_eq(CPU(r, 1, mmap_lock_acquisitions), 0);
+	cr_expect_eq(CPU(r, 1, vma_lock_acquisitions), 1);
+	cr_expect_gt(CPU(r, 1, vma_lock_wait_cycles), r.topology->costs.vma_op,
+		     "the fault waited %lu cycles", (unsigned long)CPU(r, 1, vma_lock_wait_cycles));
+	support_run_free(&r);
+	g_free(w);
+}
+
+/*
+ * 4.20+ munmap downgrades mmap_lock once the VMA is detached (which ends its
+ * VMA write lock too): a fault queued behind it gets in at the downgrade,
+ * while the zap and the flush go on, not at the return.  Both with mmap_lock
+ * (4.5 plus the knob) and with a merged VMA's lock.
+ */
+Test(vm, munmap_downgrade_lets_faults_in_before_the_flush)
+{
+	const char *const plain[][3] = {
+		{"munmap_downgrade=false", NULL, NULL},
+		{"munmap_downgrade=true", NULL, NULL},
+		{"munmap_downgrade=false", "per_vma_lock=true", NULL},
+		{"munmap_downgrade=true", "per_vma_lock=true", NULL},
+	};
+	uint64_t wait[4];
+	for (unsigned i = 0; i < 4; i++) {
+		bool vma = i >= 2;
+		char *w = lock_case(munmap_chunk0, vma);
+		struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", plain[i], w);
+		cr_assert_eq(CPU(r, 1, page_faults), 1);
+		wait[i] = vma ? CPU(r, 1, vma_lock_wait_cycles) : CPU(r, 1, mmap_lock_wait_cycles);
+		cr_expect_eq(r.result->total.stale_hits, 0);
+		support_run_free(&r);
+		g_free(w);
+	}
+	/* The flush alone (an IPI to cpu 1 and its acknowledgement) takes
+	 * more than the IPI's latency (1500) off the wait. */
+	cr_expect_gt(wait[0], wait[1] + 1500, "mmap_lock: %lu vs %lu", (unsigned long)wait[0],
+		     (unsigned long)wait[1]);
+	cr_expect_gt(wait[2], wait[3] + 1500, "VMA lock: %lu vs %lu", (unsigned long)wait[2],
+		     (unsigned long)wait[3]);
+}
+
+/*
+ * madvise(DONTNEED) takes mmap_lock for reading: two CPUs' calls on their own
+ * chunks hold it together, neither waits for the other's zap and flush, but
+ * each RMW pulls the line: cpu 0 asks first and takes the line nobody wrote
+ * (a self transfer); cpu 1 asks while cpu 0 holds and takes it from cpu 0
+ * (a same-socket transfer); their releases pull it back and forth again.
+ */
+Test(vm, madvise_readers_share_mmap_lock_but_bounce_its_line)
+{
+	const char *w =
+		"{\"name\": \"readers\","
+		" \"regions\": [{\"name\": \"r\", \"chunks\": 2, \"chunk_size\": 16384,"
+		"               \"populate\": \"all\"}],"
+		" \"tasks\": [{\"name\": \"t\", \"count\": 2, \"cpu\": \"$thread\", \"program\": ["
+		"   {\"op\": \"compute\", \"cycles\": \"30000 + 500 * $thread\"},"
+		"   {\"op\": \"madvise\", \"region\": \"r\", \"chunk\": \"$thread\","
+		"    \"advice\": \"dontneed\"}]}]}";
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	const struct topology_costs *costs = &r.topology->costs;
+	for (unsigned c = 0; c < 2; c++) {
+		cr_expect_eq(CPU(r, c, syscalls), 1);
+		cr_expect_eq(CPU(r, c, mmap_lock_acquisitions), 1);
+	}
+	cr_expect_eq(CPU(r, 0, mmap_lock_wait_cycles), costs->line_transfer[DIST_SELF]);
+	cr_expect_eq(CPU(r, 1, mmap_lock_wait_cycles), costs->line_transfer[DIST_SOCKET]);
+	cr_expect_eq(r.result->total.stale_hits, 0);
+	support_run_free(&r);
+}
+
+/*
+ * End to end: the shipped tlb_flush2 (36 tasks on amd-milan-36c, as
+ * docs/validation.md section 7), shortened.  Its tasks' chunks are one
+ * region's, so under linux-6.15's per-VMA locks every task faults under one
+ * shared VMA lock: every fault takes it and never mmap_lock; every syscall
+ * takes mmap_lock; munmap and mmap also write-lock the VMA.  The shared line
+ * alone makes each fault's wait at least a cross-CCD transfer on average.
+ */
+Test(vm, tlb_flush2_faults_share_one_vma_lock, .timeout = 300)
+{
+	char *json = NULL;
+	cr_assert(g_file_get_contents(TLBSIM_SOURCE_DIR "/workloads/tlb_flush2.json", &json, NULL,
+				      NULL));
+	const char *const edits[][2] = {{"\"threads\": \"$cpus\"", "\"threads\": 36"},
+					{"\"iterations\": 2000", "\"iterations\": 300"},
+					{"\"warmup\": 200", "\"warmup\": 10"}};
+	for (unsigned i = 0; i < G_N_ELEMENTS(edits); i++) {
+		cr_assert(strstr(json, edits[i][0]), "tlb_flush2.json has no %s", edits[i][0]);
+		char **parts = g_strsplit(json, edits[i][0], 2);
+		g_free(json);
+		json = g_strjoinv(edits[i][1], parts);
+		g_strfreev(parts);
+	}
+	struct support_run r = support_run("amd-milan-36c", "linux-6.15", NULL, json);
+	const struct counters *t = &r.result->total;
+	/* 310 loops: a write and a read fault each, a madvise, and a munmap
+	 * and an mmap after each pass over the 256 pages (one pass here). */
+	cr_assert_eq(t->page_faults, 36 * 310 * 2);
+	cr_assert_eq(t->syscalls, 36 * (310 + 2));
+	cr_expect_eq(t->mmap_lock_acquisitions, t->syscalls);
+	cr_expect_eq(t->vma_lock_acquisitions, t->page_faults + 36 * 2);
+	cr_expect_geq(t->vma_lock_wait_cycles / t->page_faults,
+		      r.topology->costs.line_transfer[DIST_SOCKET], "%lu cycles per fault",
+		      (unsigned long)(t->vma_lock_wait_cycles / t->page_faults));
+	cr_expect_gt(t->mmap_lock_wait_cycles, 0);
+	cr_expect_eq(t->stale_hits, 0);
+	support_run_free(&r);
+	g_free(json);
 }

@@ -46,6 +46,10 @@
 	X(pages_reclaimed)               /* PTEs unmapped by reclaim (MADV_PAGEOUT) */             \
 	X(lru_lock_acquisitions)         /* LRU lock taken (batch drains, page frees) */           \
 	X(lru_lock_cycles)               /* cycles waiting for and holding the LRU lock */         \
+	X(mmap_lock_acquisitions)        /* mmap_lock taken, for reading or writing */             \
+	X(mmap_lock_wait_cycles)         /* cycles from asking for mmap_lock to holding it */      \
+	X(vma_lock_acquisitions)         /* per-VMA locks taken (faults; vma_start_write) */       \
+	X(vma_lock_wait_cycles)          /* cycles from asking for a VMA lock to holding it */     \
 	X(syscalls)                      /* munmap/mmap/mprotect/madvise calls */
 
 struct counters {

@@ -29,6 +29,7 @@ struct pte {
 };
 
 struct mm;
+struct rw_semaphore; /* rwsem.h */
 struct vma {
 	const struct mm *mm; /* the address space it belongs to */
 	uint64_t start; /* bytes, aligned to the page size */
@@ -42,6 +43,9 @@ struct vma {
 	unsigned region; /* workload region index */
 	unsigned chunk;  /* chunk index inside the region */
 	struct pte *ptes; /* one per page of page_size */
+	/* The per-VMA lock (6.4+ vma->vm_lock), shared with the VMAs this one
+	 * is merged with (mm_finish_layout()); owned by the mm. */
+	struct rw_semaphore *vm_lock;
 };
 
 struct mm {
@@ -62,6 +66,9 @@ struct mm {
 	uint64_t next_trim_cpumask; /* 6.14+: cycle time of the next cpumask trim */
 	bool global_asid;      /* 6.15+ x86: flushed by INVLPGB on every CPU */
 	uint64_t epoch;        /* bumped with any VMA's epoch */
+	struct rw_semaphore *mmap_lock; /* owned */
+	unsigned nr_vma_locks;
+	struct rw_semaphore *vma_locks; /* owned: what the VMAs' vm_lock point into */
 };
 
 struct mm *mm_new(unsigned id, unsigned nr_cpus);
@@ -73,7 +80,18 @@ void mm_free(struct mm *mm);
  */
 struct vma *mm_add_vma(struct mm *mm, uint64_t start, uint64_t len, enum page_size ps,
 		       bool hugetlb, unsigned region, unsigned chunk);
-/* Build page-table occupancy once all VMAs are added. */
+/*
+ * Build page-table occupancy once all VMAs are added, and give each VMA its
+ * lock.  VMA merging, simply: the kernel merges adjacent anonymous private
+ * mappings with the same flags into one VMA (vma_merge()), so a VMA that
+ * starts where the previous one ends, in the same region (same page size and
+ * flags), neither shared (a shmem file each) nor hugetlb (VM_DONTEXPAND does
+ * not merge), shares the previous one's lock: the tasks that each map their
+ * own chunk of a region fault under one lock.  The VMAs stay apart otherwise
+ * (their PTEs, their munmap), and the merge is fixed at layout: the kernel's
+ * munmap splits the VMA and the next mmap merges it back, which changes the
+ * lock's identity, not who shares it.
+ */
 void mm_finish_layout(struct mm *mm);
 
 static inline struct pte *vma_pte(const struct vma *vma, uint64_t addr)

@@ -145,6 +145,8 @@ struct policy {
 	bool concurrent_local_flush; /* 5.13+: local flush overlaps the remote ones */
 	bool invlpgb;                /* 6.15+: broadcast flushes for mms with a global ASID */
 	bool lru_add_drain_on_free;  /* before 6.15: freeing pages drains the LRU batch first */
+	bool per_vma_lock;           /* 6.4+: faults take the VMA's lock, not mmap_lock */
+	bool munmap_downgrade;       /* 4.20+: munmap zaps and flushes under mmap_lock for reading */
 	unsigned riscv_flush_all_threshold; /* tlb_flush_all_threshold, pages */
 	unsigned arm64_max_tlbi_ops;        /* MAX_TLBI_OPS: more strides => flush the ASID */
 	struct sched_params sched;

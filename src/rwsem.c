@@ -1,0 +1,145 @@
+/*
+ * Reader-writer semaphores (kernel/locking/rwsem.c).
+ *
+ * Models: the count word as one cache line that every down_*() and up_*()
+ * does one RMW on (fabric_line_rmw(): concurrent RMWs queue behind each other
+ * and each pulls the line from its last writer); exclusion by holder counts
+ * and a FIFO of waiters.  A release that frees the lock grants the head of
+ * the queue: one writer, or every reader up to the next writer; each granted
+ * waiter takes the lock with its own RMW, starting when the release's RMW
+ * completes (or when it asked, if later), in queue order.
+ * Simplifies: no optimistic spinning and no reader stealing: a reader that
+ * finds a waiter queues behind it, as the kernel's hand-off makes it do once
+ * the writer has waited long (RWSEM_FLAG_HANDOFF), and a woken reader does
+ * not pass writers queued behind it (5.3+ wakes nearly every reader in the
+ * queue); a waiter's first, failed atomic and the wait_lock's line are not
+ * charged, and neither is the wakeup (the waiter's CPU is taken to be
+ * waiting for the line, not asleep); the lock is granted in the order the
+ * simulation reaches the acquisitions (as the LRU lock, swap.c).
+ * Invariant: writer implies readers == 0; a non-empty queue means the lock
+ * is held (a waiter is granted as soon as its turn comes).
+ */
+#include <glib.h>
+#include "tlbsim/rwsem.h"
+
+struct rwsem_waiter {
+	struct rwsem_waiter *next;
+	struct cpu *cpu;
+	bool write;
+	uint64_t since; /* when it asked */
+	struct kcont granted;
+};
+
+void init_rwsem(struct rw_semaphore *sem)
+{
+	*sem = (struct rw_semaphore){.count = CACHELINE_INIT};
+}
+
+unsigned rwsem_nr_waiters(const struct rw_semaphore *sem)
+{
+	unsigned n = 0;
+	for (const struct rwsem_waiter *w = sem->head; w; w = w->next)
+		n++;
+	return n;
+}
+
+static void rwsem_queue(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem,
+			bool write, uint64_t now, struct kcont granted)
+{
+	struct rwsem_waiter *w = kernel_alloc(k, sizeof(*w));
+	*w = (struct rwsem_waiter){.cpu = cpu, .write = write, .since = now, .granted = granted};
+	if (sem->tail)
+		sem->tail->next = w;
+	else
+		sem->head = w;
+	sem->tail = w;
+}
+
+void down_read(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem, uint64_t now,
+	       struct kcont granted)
+{
+	g_assert(now >= engine_now(k->engine));
+	if (sem->writer || sem->head) {
+		rwsem_queue(k, cpu, sem, false, now, granted);
+		return;
+	}
+	sem->readers++;
+	uint64_t t = fabric_line_rmw(k->machine->fabric, &sem->count, cpu->id, now);
+	kcont_call(k, granted, t);
+}
+
+void down_write(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem, uint64_t now,
+		struct kcont granted)
+{
+	g_assert(now >= engine_now(k->engine));
+	if (sem->writer || sem->readers || sem->head) {
+		rwsem_queue(k, cpu, sem, true, now, granted);
+		return;
+	}
+	sem->writer = true;
+	uint64_t t = fabric_line_rmw(k->machine->fabric, &sem->count, cpu->id, now);
+	kcont_call(k, granted, t);
+}
+
+/*
+ * rwsem_wake(): the lock's state allows the head of the queue in from @time
+ * (the release's RMW done): take the waiters it lets in off the queue first,
+ * then call them, so that what they do next sees the lock as it now is.
+ */
+static void rwsem_wake(struct kernel *k, struct rw_semaphore *sem, uint64_t time)
+{
+	struct rwsem_waiter *woken = NULL, **last = &woken;
+	while (sem->head && !sem->writer) {
+		struct rwsem_waiter *w = sem->head;
+		if (w->write && sem->readers)
+			break;
+		sem->head = w->next;
+		if (!sem->head)
+			sem->tail = NULL;
+		w->next = NULL;
+		*last = w;
+		last = &w->next;
+		if (w->write)
+			sem->writer = true;
+		else
+			sem->readers++;
+	}
+	while (woken) {
+		struct rwsem_waiter *w = woken;
+		woken = w->next;
+		uint64_t t = fabric_line_rmw(k->machine->fabric, &sem->count, w->cpu->id,
+					     MAX(time, w->since));
+		struct kcont granted = w->granted;
+		kernel_release(k, w);
+		kcont_call(k, granted, t);
+	}
+}
+
+uint64_t up_read(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem, uint64_t time)
+{
+	g_assert(sem->readers > 0 && !sem->writer);
+	uint64_t t = fabric_line_rmw(k->machine->fabric, &sem->count, cpu->id, time);
+	if (--sem->readers == 0)
+		rwsem_wake(k, sem, t);
+	return t;
+}
+
+uint64_t up_write(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem, uint64_t time)
+{
+	g_assert(sem->writer && sem->readers == 0);
+	uint64_t t = fabric_line_rmw(k->machine->fabric, &sem->count, cpu->id, time);
+	sem->writer = false;
+	rwsem_wake(k, sem, t);
+	return t;
+}
+
+uint64_t downgrade_write(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem,
+			 uint64_t time)
+{
+	g_assert(sem->writer && sem->readers == 0);
+	uint64_t t = fabric_line_rmw(k->machine->fabric, &sem->count, cpu->id, time);
+	sem->writer = false;
+	sem->readers = 1;
+	rwsem_wake(k, sem, t);
+	return t;
+}

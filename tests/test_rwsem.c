@@ -1,0 +1,405 @@
+/*
+ * Reader-writer semaphores (src/rwsem.c), driven by hand on
+ * tests/data/tiny-2socket.json: seen from cpu 0, cpu 4 is its SMT sibling,
+ * cpu 1 shares its socket, cpu 2 is on the other socket; a line moves
+ * self/smt/socket/remote = 20/40/100/300 cycles (a line nobody wrote yet
+ * costs the self transfer).  Grants are recorded with their times, so every
+ * figure below is the sum of those transfers.
+ */
+#include <criterion/criterion.h>
+#include <glib.h>
+#include "tlbsim/config.h"
+#include "tlbsim/rwsem.h"
+
+#ifndef TLBSIM_TEST_DATA
+#error "TLBSIM_TEST_DATA must be the absolute path of tests/data"
+#endif
+
+enum { SELF = 20, SMT = 40, SOCKET = 100, REMOTE = 300 };
+#define MAX_GRANTS 64
+
+struct grant {
+	unsigned cpu;
+	uint64_t time;
+};
+
+struct rig {
+	struct topology *topology;
+	struct kernel k;
+	unsigned n;
+	struct grant grants[MAX_GRANTS];
+	struct ctx {
+		struct rig *rig;
+		unsigned cpu;
+	} ctx[8];
+};
+
+static void no_deliver(void *ctx, unsigned cpu)
+{
+	(void)ctx;
+	(void)cpu;
+}
+
+static void rig_init(struct rig *r)
+{
+	GError *err = NULL;
+	const char *path = TLBSIM_TEST_DATA "/tiny-2socket.json";
+	cJSON *json = config_load_file(path, &err);
+	cr_assert_not_null(json, "%s", err ? err->message : "?");
+	*r = (struct rig){.topology = topology_from_json(json, path, &err)};
+	cJSON_Delete(json);
+	cr_assert_not_null(r->topology, "%s", err ? err->message : "?");
+	r->k.engine = engine_new(NR_LANES(topology_nr_cpus(r->topology)));
+	r->k.machine = machine_new(r->topology, r->k.engine, no_deliver, NULL);
+	kernel_init_inflight(&r->k);
+	for (unsigned c = 0; c < 8; c++)
+		r->ctx[c] = (struct ctx){.rig = r, .cpu = c};
+}
+
+static void rig_free(struct rig *r)
+{
+	/* Every waiter was granted: nothing left in flight. */
+	cr_expect_eq(g_hash_table_size(r->k.inflight), 0);
+	kernel_free_inflight(&r->k);
+	machine_free(r->k.machine);
+	engine_free(r->k.engine);
+	topology_free(r->topology);
+}
+
+static void record(struct kernel *k, void *ctx, uint64_t time)
+{
+	(void)k;
+	struct ctx *c = ctx;
+	struct rig *r = c->rig;
+	cr_assert_lt(r->n, MAX_GRANTS);
+	r->grants[r->n++] = (struct grant){.cpu = c->cpu, .time = time};
+}
+
+static struct cpu *cpu(struct rig *r, unsigned id)
+{
+	return &r->k.machine->cpus[id];
+}
+
+static void rd(struct rig *r, struct rw_semaphore *sem, unsigned c, uint64_t now)
+{
+	down_read(&r->k, cpu(r, c), sem, now, (struct kcont){.fn = record, .ctx = &r->ctx[c]});
+}
+
+static void wr(struct rig *r, struct rw_semaphore *sem, unsigned c, uint64_t now)
+{
+	down_write(&r->k, cpu(r, c), sem, now, (struct kcont){.fn = record, .ctx = &r->ctx[c]});
+}
+
+static void expect_grant(const struct rig *r, unsigned i, unsigned c, uint64_t time)
+{
+	cr_assert_gt(r->n, i, "grant %u never came", i);
+	cr_expect_eq(r->grants[i].cpu, c, "grant %u went to cpu %u, not %u", i, r->grants[i].cpu, c);
+	cr_expect_eq(r->grants[i].time, time, "grant %u at %lu, not %lu", i,
+		     (unsigned long)r->grants[i].time, (unsigned long)time);
+}
+
+Test(rwsem, topology_distances)
+{
+	struct rig r;
+	rig_init(&r);
+	const struct fabric *f = r.k.machine->fabric;
+	cr_assert_eq(fabric_line_transfer(f, 0, 4), SMT);
+	cr_assert_eq(fabric_line_transfer(f, 0, 1), SOCKET);
+	cr_assert_eq(fabric_line_transfer(f, 1, 4), SOCKET);
+	cr_assert_eq(fabric_line_transfer(f, 0, 2), REMOTE);
+	cr_assert_eq(fabric_line_transfer(f, 2, 1), REMOTE);
+	rig_free(&r);
+}
+
+/*
+ * Two readers share the lock at once, but not its line: the second one's RMW
+ * waits for the first's and pulls the line over from cpu 0.
+ */
+Test(rwsem, readers_share_the_lock_and_bounce_its_line)
+{
+	struct rig r;
+	rig_init(&r);
+	struct rw_semaphore sem;
+	init_rwsem(&sem);
+	rd(&r, &sem, 0, 0);
+	rd(&r, &sem, 1, 0);
+	cr_assert_eq(r.n, 2, "both granted without waiting for each other");
+	expect_grant(&r, 0, 0, SELF);
+	expect_grant(&r, 1, 1, SELF + SOCKET);
+	cr_expect_eq(sem.readers, 2);
+	cr_expect_eq(rwsem_nr_waiters(&sem), 0);
+	/* Releasing is an RMW too: cpu 0 pulls the line back. */
+	cr_expect_eq(up_read(&r.k, cpu(&r, 0), &sem, 1000), 1000 + SOCKET);
+	cr_expect_eq(up_read(&r.k, cpu(&r, 1), &sem, 2000), 2000 + SOCKET);
+	cr_expect_eq(sem.readers, 0);
+	rig_free(&r);
+}
+
+/*
+ * A writer waits for every reader; the last release grants it, a line
+ * transfer after the release's own RMW.
+ */
+Test(rwsem, writer_waits_for_the_readers)
+{
+	struct rig r;
+	rig_init(&r);
+	struct rw_semaphore sem;
+	init_rwsem(&sem);
+	rd(&r, &sem, 0, 0);
+	rd(&r, &sem, 1, 0);
+	wr(&r, &sem, 2, 50);
+	cr_assert_eq(r.n, 2, "the writer waits");
+	cr_expect_eq(rwsem_nr_waiters(&sem), 1);
+	/* cpu 0 leaves (the line from cpu 1): the writer still waits. */
+	cr_expect_eq(up_read(&r.k, cpu(&r, 0), &sem, 1000), 1000 + SOCKET);
+	cr_assert_eq(r.n, 2);
+	/* cpu 1 leaves (the line from cpu 0), and cpu 2 takes it across sockets. */
+	cr_expect_eq(up_read(&r.k, cpu(&r, 1), &sem, 2000), 2000 + SOCKET);
+	cr_assert_eq(r.n, 3);
+	expect_grant(&r, 2, 2, 2000 + SOCKET + REMOTE);
+	cr_expect(sem.writer);
+	cr_expect_eq(sem.readers, 0);
+	cr_expect_eq(rwsem_nr_waiters(&sem), 0);
+	/* Readers wait for it in turn. */
+	rd(&r, &sem, 0, 3000);
+	cr_assert_eq(r.n, 3);
+	cr_expect_eq(up_write(&r.k, cpu(&r, 2), &sem, 4000), 4000 + SELF);
+	expect_grant(&r, 3, 0, 4000 + SELF + REMOTE);
+	cr_expect_not(sem.writer);
+	up_read(&r.k, cpu(&r, 0), &sem, 5000);
+	rig_free(&r);
+}
+
+/*
+ * FIFO: a reader that comes after a queued writer waits for it even though
+ * only readers hold the lock; the writer's release lets it in.
+ */
+Test(rwsem, reader_behind_a_queued_writer_waits)
+{
+	struct rig r;
+	rig_init(&r);
+	struct rw_semaphore sem;
+	init_rwsem(&sem);
+	rd(&r, &sem, 0, 0);
+	wr(&r, &sem, 2, 10);
+	rd(&r, &sem, 1, 30);
+	cr_assert_eq(r.n, 1, "the writer waits for cpu 0, the reader for the writer");
+	cr_expect_eq(rwsem_nr_waiters(&sem), 2);
+	cr_expect_eq(up_read(&r.k, cpu(&r, 0), &sem, 500), 500 + SELF);
+	cr_assert_eq(r.n, 2, "the writer only");
+	expect_grant(&r, 1, 2, 500 + SELF + REMOTE);
+	cr_expect_eq(rwsem_nr_waiters(&sem), 1);
+	cr_expect_eq(up_write(&r.k, cpu(&r, 2), &sem, 1000), 1000 + SELF);
+	cr_assert_eq(r.n, 3);
+	expect_grant(&r, 2, 1, 1000 + SELF + REMOTE);
+	up_read(&r.k, cpu(&r, 1), &sem, 2000);
+	rig_free(&r);
+}
+
+/*
+ * A release lets in every reader at the head of the queue, up to the next
+ * writer, each with its own RMW in queue order; the readers behind that
+ * writer wait for it.
+ */
+Test(rwsem, release_grants_the_readers_up_to_the_next_writer)
+{
+	struct rig r;
+	rig_init(&r);
+	struct rw_semaphore sem;
+	init_rwsem(&sem);
+	wr(&r, &sem, 0, 0);
+	rd(&r, &sem, 1, 5);
+	rd(&r, &sem, 4, 6);
+	wr(&r, &sem, 2, 7);
+	rd(&r, &sem, 5, 8);
+	cr_assert_eq(r.n, 1);
+	expect_grant(&r, 0, 0, SELF);
+	cr_expect_eq(up_write(&r.k, cpu(&r, 0), &sem, 100), 100 + SELF);
+	cr_assert_eq(r.n, 3);
+	expect_grant(&r, 1, 1, 100 + SELF + SOCKET);
+	expect_grant(&r, 2, 4, 100 + SELF + SOCKET + SOCKET);
+	cr_expect_eq(sem.readers, 2);
+	cr_expect_eq(rwsem_nr_waiters(&sem), 2);
+	up_read(&r.k, cpu(&r, 1), &sem, 1000); /* 1000 + 100: the line at cpu 4 */
+	cr_assert_eq(r.n, 3);
+	/* The last reader out (the line at cpu 1) lets the writer in. */
+	cr_expect_eq(up_read(&r.k, cpu(&r, 4), &sem, 2000), 2000 + SOCKET);
+	expect_grant(&r, 3, 2, 2000 + SOCKET + REMOTE);
+	cr_expect_eq(up_write(&r.k, cpu(&r, 2), &sem, 3000), 3000 + SELF);
+	/* cpu 5 is on cpu 2's socket: thread 1 of core 1 of socket 1. */
+	expect_grant(&r, 4, 5, 3000 + SELF + fabric_line_transfer(r.k.machine->fabric, 2, 5));
+	up_read(&r.k, cpu(&r, 5), &sem, 4000);
+	rig_free(&r);
+}
+
+/* A waiter that asked later than the release (its time ahead of the clock)
+ * is granted from when it asked, not before. */
+Test(rwsem, grant_never_precedes_the_request)
+{
+	struct rig r;
+	rig_init(&r);
+	struct rw_semaphore sem;
+	init_rwsem(&sem);
+	wr(&r, &sem, 0, 0);
+	rd(&r, &sem, 1, 5000);
+	cr_expect_eq(up_write(&r.k, cpu(&r, 0), &sem, 100), 100 + SELF);
+	expect_grant(&r, 1, 1, 5000 + SOCKET);
+	up_read(&r.k, cpu(&r, 1), &sem, 6000);
+	rig_free(&r);
+}
+
+/*
+ * Busy lines queue RMWs even without exclusion: a release's RMW that starts
+ * while the line is still busy with another's waits for it.
+ */
+Test(rwsem, release_waits_for_the_busy_line)
+{
+	struct rig r;
+	rig_init(&r);
+	struct rw_semaphore sem;
+	init_rwsem(&sem);
+	rd(&r, &sem, 0, 0);     /* line busy until 20 */
+	rd(&r, &sem, 2, 0);     /* until 20 + 300 */
+	cr_expect_eq(up_read(&r.k, cpu(&r, 0), &sem, 100), SELF + REMOTE + REMOTE);
+	up_read(&r.k, cpu(&r, 2), &sem, 1000);
+	rig_free(&r);
+}
+
+/* downgrade_write(): the writer becomes a reader and the readers queued at
+ * the head come in with it; a queued writer still waits for them all. */
+Test(rwsem, downgrade_lets_the_queued_readers_in)
+{
+	struct rig r;
+	rig_init(&r);
+	struct rw_semaphore sem;
+	init_rwsem(&sem);
+	wr(&r, &sem, 0, 0);
+	rd(&r, &sem, 1, 10);
+	wr(&r, &sem, 2, 20);
+	cr_expect_eq(downgrade_write(&r.k, cpu(&r, 0), &sem, 100), 100 + SELF);
+	cr_assert_eq(r.n, 2);
+	expect_grant(&r, 1, 1, 100 + SELF + SOCKET);
+	cr_expect_not(sem.writer);
+	cr_expect_eq(sem.readers, 2);
+	cr_expect_eq(rwsem_nr_waiters(&sem), 1);
+	up_read(&r.k, cpu(&r, 0), &sem, 1000);
+	cr_assert_eq(r.n, 2);
+	cr_expect_eq(up_read(&r.k, cpu(&r, 1), &sem, 2000), 2000 + SOCKET);
+	expect_grant(&r, 2, 2, 2000 + SOCKET + REMOTE);
+	up_write(&r.k, cpu(&r, 2), &sem, 3000);
+	rig_free(&r);
+}
+
+/*
+ * Determinism and exclusion: a mixed sequence of requests and releases on
+ * the eight CPUs (drawn from a fixed LCG, not the host) gives the same grants,
+ * to the cycle, twice; and no write hold overlaps any other hold.
+ */
+struct hold {
+	unsigned cpu;
+	bool write;
+	uint64_t from, to;
+};
+
+enum { MAX_HOLDS = 256 };
+
+struct mixed {
+	struct hold holds[MAX_HOLDS];
+	unsigned nr_holds;
+};
+
+static void mixed_release(struct rig *r, struct rw_semaphore *sem, struct mixed *m,
+			  unsigned c, bool write, uint64_t now, unsigned grant)
+{
+	uint64_t from = r->grants[grant].time, at = MAX(now, from);
+	uint64_t to = (write ? up_write : up_read)(&r->k, cpu(r, c), sem, at);
+	cr_assert_lt(m->nr_holds, MAX_HOLDS);
+	m->holds[m->nr_holds++] = (struct hold){.cpu = c, .write = write, .from = from, .to = to};
+}
+
+static void mixed_run(struct rig *r, struct mixed *m)
+{
+	struct rw_semaphore sem;
+	init_rwsem(&sem);
+	uint64_t x = 12345, now = 0;
+	/* Per CPU: -1 idle, else the index its grant will have (or has). */
+	int grant[8];
+	bool write[8] = {false};
+	unsigned asked = 0; /* requests made: grants come in request order per CPU */
+	for (unsigned c = 0; c < 8; c++)
+		grant[c] = -1;
+	for (unsigned step = 0; step < 400 && asked < MAX_GRANTS; step++) {
+		x = x * 6364136223846793005u + 1442695040888963407u;
+		unsigned c = (unsigned)(x >> 33) % 8;
+		now += (x >> 20) % 64;
+		if (grant[c] == -1) {
+			write[c] = (x >> 40) % 4 == 0;
+			grant[c] = -2; /* asked, index unknown until granted */
+			asked++;
+			(write[c] ? wr : rd)(r, &sem, c, now);
+			continue;
+		}
+		/* Release it if its grant has come (the latest grant of c). */
+		int g = -1;
+		for (unsigned i = 0; i < r->n; i++)
+			if (r->grants[i].cpu == c)
+				g = (int)i;
+		if (g < 0)
+			continue;
+		mixed_release(r, &sem, m, c, write[c], now, (unsigned)g);
+		r->grants[g].cpu = 100 + c; /* used up */
+		grant[c] = -1;
+	}
+	/* Drain: release every holder until nobody holds or waits. */
+	for (bool any = true; any;) {
+		any = false;
+		for (unsigned i = 0; i < r->n; i++) {
+			unsigned c = r->grants[i].cpu;
+			if (c >= 8)
+				continue;
+			mixed_release(r, &sem, m, c, write[c], now, i);
+			r->grants[i].cpu = 100 + c;
+			grant[c] = -1;
+			any = true;
+		}
+	}
+	cr_expect_eq(r->n, asked, "every request was granted once");
+	cr_expect_eq(sem.readers, 0);
+	cr_expect_not(sem.writer);
+	cr_expect_eq(rwsem_nr_waiters(&sem), 0);
+}
+
+Test(rwsem, same_requests_same_grants_and_writers_exclusive)
+{
+	struct rig a, b;
+	struct mixed ma = {0}, mb = {0};
+	rig_init(&a);
+	rig_init(&b);
+	mixed_run(&a, &ma);
+	mixed_run(&b, &mb);
+	cr_assert_gt(a.n, 20, "the sequence granted something");
+	cr_assert_eq(a.n, b.n);
+	for (unsigned i = 0; i < a.n; i++) {
+		cr_expect_eq(a.grants[i].cpu, b.grants[i].cpu, "grant %u", i);
+		cr_expect_eq(a.grants[i].time, b.grants[i].time, "grant %u", i);
+	}
+	unsigned writes = 0, shared = 0;
+	for (unsigned i = 0; i < ma.nr_holds; i++) {
+		const struct hold *h = &ma.holds[i];
+		writes += h->write;
+		for (unsigned j = 0; j < ma.nr_holds; j++) {
+			const struct hold *o = &ma.holds[j];
+			bool overlap = i != j && h->from < o->to && o->from < h->to;
+			cr_expect(!(overlap && (h->write || o->write)),
+				  "hold %u (cpu %u, %s, %lu-%lu) overlaps hold %u (cpu %u, %lu-%lu)", i,
+				  h->cpu, h->write ? "write" : "read", (unsigned long)h->from,
+				  (unsigned long)h->to, j, o->cpu, (unsigned long)o->from,
+				  (unsigned long)o->to);
+			shared += overlap && !h->write && !o->write;
+		}
+	}
+	cr_expect_gt(writes, 0, "the sequence has writers");
+	cr_expect_gt(shared, 0, "and readers sharing the lock");
+	rig_free(&a);
+	rig_free(&b);
+}
