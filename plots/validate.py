@@ -1861,9 +1861,10 @@ def exp7(rows):
           f"{fmt(m['linux-6.14']['lat1'])} ns of madvise plus two faults "
           f"({m['linux-6.15']['loop1_us']:.1f} us per loop), while the published 527k "
           "loops/s mean 68 us per loop and task (31 us with both fixes). The INVLPGB-only "
-          f"invalidation share ({pct(m['invlpgb']['share'], 1)}) is the difference of large "
-          "figures (the loop alone, and the time at the locks), so only its size means "
-          "something. Also left out: the page-table locks (a PTE page holds two tasks' "
+          f"invalidation share ({pct(m['invlpgb']['share'], 1)}; published 4%) is the "
+          "difference of large figures (the loop alone, and the time at the locks) and counts "
+          "everything else the 36 tasks lose to each other (the lock lines' RMWs on release, "
+          "the faults' work while others wait), not only the invalidation. Also left out: the page-table locks (a PTE page holds two tasks' "
           "mappings), the memory cgroup's counters, and the interrupt's real cost on a Zen 3 "
           "with its mitigations; the topology's IPI and interrupt costs are estimates, and "
           "`lru_page` is one too.")
