@@ -1967,8 +1967,8 @@ mechanisms the model lacks (SMT siblings competing for load ports and fill buffe
 walker, STLB and issue slots they share, the page-table locks, the tracing and function
 overhead around a flush) are missing. Experiment 7 is contention: with the LRU lock (session
 5) and mmap_lock and the per-VMA lock (session 8) modelled, its levels are 2-5 times the
-published rather than up to 9 times, but the simple first-come-first-served lock model makes
-the VMA lock, not the LRU lock, the bottleneck, and the LRU fix's gain does not come out. The
+published rather than up to 9 times, but the VMA lock, not the LRU lock, becomes where the
+tasks wait, and the LRU fix's gain does not come out (why is open). The
 data caches, modelled since session 7, show that the harnesses' page walks find their lines
 within L2, so walks that miss the caches do not explain the readers' speed (experiments 1 and
 3); the TLB replacement policy, a topology key since session 8, moves experiment 1's readers
