@@ -89,8 +89,8 @@ struct vma *mm_add_vma(struct mm *mm, uint64_t start, uint64_t len, enum page_si
  * not merge), shares the previous one's lock: the tasks that each map their
  * own chunk of a region fault under one lock.  The VMAs stay apart otherwise
  * (their PTEs, their munmap), and the merge is fixed at layout: the kernel's
- * munmap splits the VMA and the next mmap merges it back, which changes the
- * lock's identity, not who shares it.
+ * munmap splits the VMA (its parts then have locks of their own) and the next
+ * mmap merges it back; tlbsim keeps the one shared lock throughout.
  */
 void mm_finish_layout(struct mm *mm);
 
