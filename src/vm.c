@@ -180,6 +180,31 @@ static void vm_locked(struct vm_call *call, uint64_t time)
 			call->kind == VM_MMAP ? vm_mmap_event : vm_apply_event, call, 0);
 }
 
+/* down_read() or down_write() @sem as @hold says; false (nothing asked) for
+ * HOLD_NONE. */
+static bool vm_down(struct vm_call *call, struct rw_semaphore *sem, enum vm_hold hold,
+		    uint64_t now, struct kcont granted)
+{
+	call->asked = now;
+	if (hold == HOLD_WRITE)
+		down_write(call->k, call->cpu, sem, now, granted);
+	else if (hold == HOLD_READ)
+		down_read(call->k, call->cpu, sem, now, granted);
+	return hold != HOLD_NONE;
+}
+
+/* up_read() or up_write() @sem as @hold says; the time the release's RMW
+ * completes (@time for HOLD_NONE). */
+static uint64_t vm_up(struct vm_call *call, struct rw_semaphore *sem, enum vm_hold hold,
+		      uint64_t time)
+{
+	if (hold == HOLD_WRITE)
+		return up_write(call->k, call->cpu, sem, time);
+	if (hold == HOLD_READ)
+		return up_read(call->k, call->cpu, sem, time);
+	return time;
+}
+
 static void vm_vma_locked(struct kernel *k, void *ctx, uint64_t time)
 {
 	(void)k;
@@ -193,13 +218,8 @@ static void vm_lock_vma(struct vm_call *call, uint64_t now)
 {
 	struct kcont granted = {.fn = vm_vma_locked, .ctx = call};
 	call->vma_hold = vm_vma_hold(call->k, call->kind);
-	call->asked = now;
 	g_assert(call->vma->vm_lock);
-	if (call->vma_hold == HOLD_WRITE)
-		down_write(call->k, call->cpu, call->vma->vm_lock, now, granted);
-	else if (call->vma_hold == HOLD_READ)
-		down_read(call->k, call->cpu, call->vma->vm_lock, now, granted);
-	else
+	if (!vm_down(call, call->vma->vm_lock, call->vma_hold, now, granted))
 		vm_locked(call, now);
 }
 
@@ -216,14 +236,8 @@ static void vm_mmap_locked(struct kernel *k, void *ctx, uint64_t time)
 static void vm_lock(struct vm_call *call, uint64_t now)
 {
 	struct kcont granted = {.fn = vm_mmap_locked, .ctx = call};
-	struct mm *mm = call->mm;
 	call->mmap_hold = vm_mmap_hold(call->k, call->kind);
-	call->asked = now;
-	if (call->mmap_hold == HOLD_WRITE)
-		down_write(call->k, call->cpu, mm->mmap_lock, now, granted);
-	else if (call->mmap_hold == HOLD_READ)
-		down_read(call->k, call->cpu, mm->mmap_lock, now, granted);
-	else
+	if (!vm_down(call, call->mm->mmap_lock, call->mmap_hold, now, granted))
 		vm_lock_vma(call, now);
 }
 
@@ -232,16 +246,8 @@ static void vm_lock(struct vm_call *call, uint64_t now)
  * caller's last RMW completes. */
 static uint64_t vm_unlock(struct vm_call *call, uint64_t time)
 {
-	struct kernel *k = call->k;
-	uint64_t t = time;
-	if (call->vma_hold == HOLD_WRITE)
-		t = up_write(k, call->cpu, call->vma->vm_lock, t);
-	else if (call->vma_hold == HOLD_READ)
-		t = up_read(k, call->cpu, call->vma->vm_lock, t);
-	if (call->mmap_hold == HOLD_WRITE)
-		t = up_write(k, call->cpu, call->mm->mmap_lock, t);
-	else if (call->mmap_hold == HOLD_READ)
-		t = up_read(k, call->cpu, call->mm->mmap_lock, t);
+	uint64_t t = vm_up(call, call->vma->vm_lock, call->vma_hold, time);
+	t = vm_up(call, call->mm->mmap_lock, call->mmap_hold, t);
 	call->vma_hold = call->mmap_hold = HOLD_NONE;
 	return t;
 }
@@ -259,8 +265,7 @@ static uint64_t vm_munmap_downgrade(struct vm_call *call, uint64_t now)
 		return now;
 	uint64_t t = downgrade_write(k, call->cpu, call->mm->mmap_lock, now);
 	call->mmap_hold = HOLD_READ;
-	if (call->vma_hold == HOLD_WRITE)
-		t = up_write(k, call->cpu, call->vma->vm_lock, t);
+	t = vm_up(call, call->vma->vm_lock, call->vma_hold, t);
 	call->vma_hold = HOLD_NONE;
 	return t;
 }
