@@ -44,6 +44,7 @@
 struct tlb {
 	/* Read on every lookup and fill. */
 	unsigned char *mem; /* sets * set_bytes: the set blocks, see set_at() */
+	uint64_t *plru;     /* per set, the tree's bits (TLB_REPLACE_TREE_PLRU), else NULL */
 	size_t set_bytes;
 	uint64_t set_mask; /* sets - 1, used instead of % when sets is a power of two */
 	unsigned ways;
@@ -56,7 +57,6 @@ struct tlb {
 	uint8_t sizes[NR_PAGE_SIZES];  /* held sizes in probe order (4K, 2M, 1G) */
 	uint8_t shifts[NR_PAGE_SIZES]; /* page_size_shift(sizes[i]), off the hot path */
 	struct tlb_entry hit;          /* the entry the last lookup returned */
-	uint64_t *plru; /* per set, the tree's bits (TLB_REPLACE_TREE_PLRU), else NULL */
 };
 
 /* A set's block, for @ways ways: five arrays, each indexed by way. */
@@ -164,7 +164,7 @@ static inline bool id_matches(uint32_t id, uint16_t asid, int owner)
  * leaves are the ways, and node n's bit set sends the next victim to its
  * right half.  A use turns every bit on the way's path away from it.
  */
-static void plru_touch(uint64_t *bits, unsigned ways, unsigned way)
+__attribute__((noinline, cold)) static void plru_touch(uint64_t *bits, unsigned ways, unsigned way)
 {
 	unsigned node = 1;
 
@@ -194,6 +194,21 @@ static unsigned plru_victim(uint64_t bits, unsigned ways)
 static uint64_t *plru_bits(const struct tlb *tlb, const unsigned char *b)
 {
 	return &tlb->plru[(size_t)(b - tlb->mem) / tlb->set_bytes];
+}
+
+/*
+ * Under tree PLRU, the way a fill takes: @lru_way (the same entry, or an
+ * invalid way) unless @full, when the tree picks; the tree then points away
+ * from it.  Out of line: LRU machines never come here.
+ */
+__attribute__((noinline, cold)) static unsigned plru_fill_way(const struct tlb *tlb,
+							      const unsigned char *b, unsigned ways,
+							      unsigned lru_way, bool full)
+{
+	uint64_t *bits = plru_bits(tlb, b);
+	unsigned w = full ? plru_victim(*bits, ways) : lru_way;
+	plru_touch(bits, ways, w);
+	return w;
 }
 
 /* ---- lookup ----------------------------------------------------------------- */
@@ -240,7 +255,7 @@ static const struct tlb_entry *hit_entry(struct tlb *tlb, const unsigned char *b
 	uint32_t id = s.id[w];
 
 	s.lru[w] = ++tlb->stamp;
-	if (tlb->plru)
+	if (__builtin_expect(tlb->plru != NULL, 0)) /* LRU machines pay one test */
 		plru_touch(plru_bits(tlb, b), tlb->ways, w);
 	tlb->stats.hits++;
 	tlb->hit = (struct tlb_entry){
@@ -337,12 +352,8 @@ static inline void fill_set(struct tlb *tlb, const unsigned char *b, struct set 
 	bool same;
 	unsigned w = fill_way(s, ways, tag, id, &same);
 
-	if (tlb->plru) {
-		uint64_t *bits = plru_bits(tlb, b);
-		if (!same && s.tag[w]) /* no invalid way: the tree picks */
-			w = plru_victim(*bits, ways);
-		plru_touch(bits, ways, w);
-	}
+	if (__builtin_expect(tlb->plru != NULL, 0))
+		w = plru_fill_way(tlb, b, ways, w, !same && s.tag[w]);
 
 	if (s.tag[w] && !same)
 		tlb->stats.evictions++;
