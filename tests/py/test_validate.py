@@ -324,6 +324,38 @@ class Exp2Test(unittest.TestCase):
         self.assertIn("their MdAPE 10.0% is a fit, not a test", text)
 
 
+class ReplacementBoundTest(unittest.TestCase):
+    """Experiment 1's tree-PLRU paragraph: the figures it quotes come from its runs."""
+
+    @staticmethod
+    def rows(lru_acc, plru_acc, dedup_gain_lru, dedup_gain_plru):
+        def row(acc, walks):
+            return {"accesses": "1000", "page_walks": str(walks),
+                    "accesses_per_thread_ms": str(acc)}
+        return {
+            validate.exp1_key("linux-4.5", 1): row(lru_acc, 400),
+            validate.exp1_key("linux-4.5-smt-dedup", 1): row(lru_acc * dedup_gain_lru, 390),
+            "haswell-i7/linux-4.5/tree_plru": row(plru_acc, 440),
+            "haswell-i7/linux-4.5-smt-dedup/tree_plru": row(plru_acc * dedup_gain_plru, 430),
+            "haswell-i7/smt-pair": row(1, 450), "haswell-i7/smt-pair/tree_plru": row(1, 464)}
+
+    def test_quotes_the_runs_and_sets_every_tlb(self):
+        text = validate.replacement_text(self.rows(70000, 63000, 1.04, 1.03))
+        n = len(validate.tree_plru_sets("haswell-i7"))
+        self.assertGreater(n, 1)
+        self.assertIn(f"all {n} TLB structures", text)
+        self.assertIn("walk on 44.0% of their accesses instead of 40.0%", text)
+        fmt = validate.fmt
+        self.assertIn(f"make {fmt(63000)} accesses/thread/ms instead of {fmt(70000)}", text)
+        self.assertIn("+3.0% instead of +4.0%", text)
+        self.assertIn("walks on 46.4% with it, 45.0% with LRU", text)
+        self.assertIn("moves this row by 10% and leaves the de-dup's gain", text)
+
+    def test_says_when_the_policy_changes_the_de_dup_gain(self):
+        text = validate.replacement_text(self.rows(70000, 63000, 1.04, 1.10))
+        self.assertIn("changes the de-dup's gain for the readers", text)
+
+
 @mock.patch.object(validate, "plot")
 class OtherSectionsTest(unittest.TestCase):
     """Experiments 3, 4 (mmtests), 5 and 7 on rows whose verdict is known."""
