@@ -25,6 +25,7 @@
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <glib.h>
+#include <math.h>
 #include <glib/gstdio.h>
 #include "support.h"
 #include "tlbsim/counters.h"
@@ -1177,6 +1178,38 @@ Test(e2e_names, workload_by_bundled_name_with_set)
 	cr_expect_eq(table_u64(&t, 0, "threads"), 2);
 	cr_expect_eq(table_u64(&t, 0, "op_count"), 8 * 1024 / 4 / 8);
 	table_clear(&t);
+}
+
+/*
+ * munmap.json's tail: tail_us defaults to tail_ms x 1000 (same run), and sets
+ * tails that are not whole milliseconds: the phase is the munmaps plus the
+ * tail, so 500 us more tail is exactly 500 us more phase.
+ */
+Test(e2e_names, munmap_tail_in_microseconds)
+{
+	struct run ms, us, half;
+#define TAIL_RUN(r, tail)                                                                  \
+	run_tlbsim(&(r), "-q", "-T", "haswell-i7", "-w", "munmap", "-p", "linux-4.5",          \
+		   "--set=workload.threads=2", "--set=workload.file_size=\"8M\"", tail, NULL)
+	TAIL_RUN(ms, "--set=workload.tail_ms=2");
+	TAIL_RUN(us, "--set=workload.tail_us=2000");
+	TAIL_RUN(half, "--set=workload.tail_us=2500");
+#undef TAIL_RUN
+	expect_status(&ms, 0);
+	expect_status(&us, 0);
+	expect_status(&half, 0);
+	cr_expect_str_eq(us.out, ms.out);
+	struct table a, b;
+	table_parse(&a, ms.out);
+	table_parse(&b, half.out);
+	double longer = g_ascii_strtod(table_get(&b, 0, "phase_ns"), NULL) -
+			g_ascii_strtod(table_get(&a, 0, "phase_ns"), NULL);
+	cr_expect_eq(llround(longer * 1000), 500000000, "phase %.3f ns longer", longer);
+	table_clear(&a);
+	table_clear(&b);
+	run_clear(&ms);
+	run_clear(&us);
+	run_clear(&half);
 }
 
 /* --------------------------------------------------------------------------
