@@ -80,6 +80,16 @@ uint64_t fabric_line_rmw(const struct fabric *fabric, struct cacheline *line, un
 	return line->busy_until;
 }
 
+uint64_t fabric_line_read(const struct fabric *fabric, const struct cacheline *line, unsigned cpu,
+			  uint64_t now)
+{
+	const struct topology_costs *costs = &fabric->topology->costs;
+	uint64_t start = line->busy_until > now ? line->busy_until : now;
+	if (line->writer < 0 || (unsigned)line->writer == cpu)
+		return start + costs->line_transfer[DIST_SELF];
+	return start + fabric_line_transfer(fabric, (unsigned)line->writer, cpu);
+}
+
 uint64_t fabric_broadcast(struct fabric *fabric, uint64_t issued, uint64_t not_before,
 			  engine_fn fn, void *target)
 {

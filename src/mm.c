@@ -39,7 +39,10 @@ void mm_free(struct mm *mm)
 	g_free(mm->pmd_users);
 	g_free(mm->cpumask);
 	g_free(mm->mmap_lock);
-	g_free(mm->vma_locks);
+	for (struct vma_lock *l = mm->vma_locks, *next; l; l = next) {
+		next = l->next;
+		g_free(l);
+	}
 	g_free(mm);
 }
 
@@ -69,25 +72,98 @@ struct vma *mm_add_vma(struct mm *mm, uint64_t start, uint64_t len, enum page_si
 	return vma;
 }
 
-/* vma_merge()'s test, as far as tlbsim's VMAs differ (see mm.h). */
-static bool mm_vmas_merge(const struct vma *prev, const struct vma *vma)
+bool mm_vmas_merge(const struct vma *prev, const struct vma *vma)
 {
-	return prev->end == vma->start && prev->region == vma->region && !vma->shared &&
-	       !vma->hugetlb;
+	return prev->end == vma->start && prev->region == vma->region && prev->mapped &&
+	       vma->mapped && prev->writable == vma->writable && !prev->shared && !vma->shared &&
+	       !prev->hugetlb && !vma->hugetlb;
 }
 
+/* A lock nobody holds, its line last written by @writer (-1: nobody). */
+static struct vma_lock *mm_vma_lock_get(struct mm *mm, int writer, uint64_t seq)
+{
+	struct vma_lock *lock = mm->free_vma_locks;
+	if (lock) {
+		mm->free_vma_locks = lock->next_free;
+	} else {
+		lock = g_new0(struct vma_lock, 1);
+		lock->next = mm->vma_locks;
+		mm->vma_locks = lock;
+	}
+	init_rwsem(&lock->sem);
+	lock->sem.count.writer = writer;
+	lock->vm_lock_seq = seq;
+	lock->next_free = NULL;
+	return lock;
+}
+
+static void mm_vma_lock_put(struct mm *mm, struct vma_lock *lock)
+{
+	g_assert(lock->sem.readers == 0 && !lock->sem.writer && !lock->sem.head);
+	lock->next_free = mm->free_vma_locks;
+	mm->free_vma_locks = lock;
+}
+
+/* Before the run: every run of merged VMAs gets a lock of its own, unlocked
+ * (a sequence the mm's never reaches) and in nobody's cache. */
 static void mm_assign_vma_locks(struct mm *mm)
 {
-	mm->vma_locks = g_new(struct rw_semaphore, mm->nr_vmas);
 	for (unsigned i = 0; i < mm->nr_vmas; i++) {
 		struct vma *vma = &mm->vmas[i];
-		if (i > 0 && mm_vmas_merge(&mm->vmas[i - 1], vma)) {
+		if (i > 0 && mm_vmas_merge(&mm->vmas[i - 1], vma))
 			vma->vm_lock = mm->vmas[i - 1].vm_lock;
+		else
+			vma->vm_lock = mm_vma_lock_get(mm, -1, UINT64_MAX);
+	}
+}
+
+void mm_vma_relink(struct mm *mm, struct vma *vma, unsigned cpu)
+{
+	struct vma *vmas = mm->vmas;
+	unsigned i = (unsigned)(vma - vmas);
+	g_assert(i < mm->nr_vmas);
+	/* The window: the old kernel VMAs of @vma and of its two neighbours. */
+	unsigned lo = i, hi = i;
+	if (lo > 0 && vmas[lo - 1].vm_lock)
+		for (lo--; lo > 0 && vmas[lo - 1].vm_lock == vmas[lo].vm_lock; lo--)
+			;
+	if (hi + 1 < mm->nr_vmas && vmas[hi + 1].vm_lock)
+		for (hi++; hi + 1 < mm->nr_vmas && vmas[hi + 1].vm_lock == vmas[hi].vm_lock; hi++)
+			;
+	struct vma_lock *old[3];
+	bool kept[3] = {false, false, false};
+	unsigned nr_old = 0;
+	for (unsigned j = lo; j <= hi; j++) {
+		struct vma_lock *l = vmas[j].vm_lock;
+		if (l && (nr_old == 0 || old[nr_old - 1] != l)) {
+			g_assert(nr_old < G_N_ELEMENTS(old));
+			old[nr_old++] = l;
+		}
+	}
+	for (unsigned start = lo; start <= hi;) {
+		if (!vmas[start].mapped) {
+			vmas[start++].vm_lock = NULL;
 			continue;
 		}
-		vma->vm_lock = &mm->vma_locks[mm->nr_vma_locks++];
-		init_rwsem(vma->vm_lock);
+		unsigned end = start;
+		while (end < hi && mm_vmas_merge(&vmas[end], &vmas[end + 1]))
+			end++;
+		struct vma_lock *lock = NULL;
+		for (unsigned j = start; j <= end && !lock; j++)
+			for (unsigned o = 0; o < nr_old && !lock; o++)
+				if (vmas[j].vm_lock == old[o] && !kept[o]) {
+					kept[o] = true;
+					lock = old[o];
+				}
+		if (!lock)
+			lock = mm_vma_lock_get(mm, (int)cpu, mm->mm_lock_seq);
+		for (unsigned j = start; j <= end; j++)
+			vmas[j].vm_lock = lock;
+		start = end + 1;
 	}
+	for (unsigned o = 0; o < nr_old; o++)
+		if (!kept[o])
+			mm_vma_lock_put(mm, old[o]);
 }
 
 void mm_finish_layout(struct mm *mm)

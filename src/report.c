@@ -290,6 +290,7 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(mmap_lock_wait_ns) \
 	X(vma_lock_acquisitions) \
 	X(vma_lock_wait_ns) \
+	X(vma_lock_abort) \
 	X(syscalls) \
 	X(events) \
 	X(host_seconds)

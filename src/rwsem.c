@@ -68,6 +68,19 @@ void down_read(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem, uint
 	kcont_call(k, granted, t);
 }
 
+bool down_read_trylock(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem, uint64_t now,
+		       uint64_t *done)
+{
+	g_assert(now >= engine_now(k->engine));
+	if (sem->writer || sem->head) {
+		*done = fabric_line_read(k->machine->fabric, &sem->count, cpu->id, now);
+		return false;
+	}
+	sem->readers++;
+	*done = fabric_line_rmw(k->machine->fabric, &sem->count, cpu->id, now);
+	return true;
+}
+
 void down_write(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem, uint64_t now,
 		struct kcont granted)
 {

@@ -87,7 +87,12 @@ struct vm_call {
 	 * of this call): its return must not commit them, or a later call's
 	 * change to them would look committed before that call's flush. */
 	uint64_t *kept;
-	enum vm_hold mmap_hold, vma_hold; /* the locks it holds (or is being granted) */
+	enum vm_hold mmap_hold;     /* how it holds mmap_lock (or is being granted it) */
+	struct vma_lock *vma_read;  /* the VMA lock a fault holds for reading */
+	/* The VMA locks a munmap, mmap or mprotect write-locks (vma_start_write()):
+	 * its VMA's and those of the neighbours it will merge with. */
+	struct vma_lock *to_write[3];
+	unsigned nr_to_write, nr_written;
 	uint64_t asked;      /* when it asked for the lock it waits for */
 	uint64_t entry_rest; /* entry cycles after the locks are taken */
 	struct kcont done;
@@ -120,13 +125,14 @@ static int vm_asid_of(const void *ctx, const struct cpu *cpu)
 /*
  * What a call locks (include/linux/mmap_lock.h, mm/memory.c): munmap, mmap
  * and mprotect take mmap_lock for writing and, with per-VMA locks (6.4+),
- * write-lock the VMA they change (vma_start_write(); the kernel drops it with
- * mmap_lock, vma_end_write_all()); madvise takes mmap_lock for reading (6.15
- * has no per-VMA-locked madvise yet); a fault takes its VMA's lock for
- * reading (lock_vma_under_rcu()) with per-VMA locks, else mmap_lock.  A
- * fault that finds the VMA write-locked waits here for the writer; the
- * kernel's fails vma_start_read() and retries under mmap_lock, which the
- * writer holds as long: the same wait, without the retry's cost.
+ * write-lock the VMAs they change (vma_start_write(): wait for the VMA's
+ * readers to leave, then mark it; the marks end with mmap_lock,
+ * vma_end_write_all()); madvise takes mmap_lock for reading (6.15 has no
+ * per-VMA-locked madvise yet).  A fault with per-VMA locks tries its VMA's
+ * lock (lock_vma_under_rcu()); if the VMA is write-locked, or a writer waits
+ * for its readers, it gives up (vma_lock_abort) and takes mmap_lock for
+ * reading, which the writer holds: it waits there, and then holds mmap_lock
+ * against the next writer.  Without per-VMA locks a fault takes mmap_lock.
  */
 static enum vm_hold vm_mmap_hold(const struct kernel *k, enum vm_kind kind)
 {
@@ -140,24 +146,6 @@ static enum vm_hold vm_mmap_hold(const struct kernel *k, enum vm_kind kind)
 		return HOLD_READ;
 	case VM_FAULT:
 		return k->policy->per_vma_lock ? HOLD_NONE : HOLD_READ;
-	}
-	g_assert_not_reached();
-}
-
-static enum vm_hold vm_vma_hold(const struct kernel *k, enum vm_kind kind)
-{
-	if (!k->policy->per_vma_lock)
-		return HOLD_NONE;
-	switch (kind) {
-	case VM_MUNMAP:
-	case VM_MPROTECT:
-	case VM_MMAP:
-		return HOLD_WRITE;
-	case VM_DONTNEED:
-	case VM_PAGEOUT:
-		return HOLD_NONE;
-	case VM_FAULT:
-		return HOLD_READ;
 	}
 	g_assert_not_reached();
 }
@@ -205,22 +193,77 @@ static uint64_t vm_up(struct vm_call *call, struct rw_semaphore *sem, enum vm_ho
 	return time;
 }
 
-static void vm_vma_locked(struct kernel *k, void *ctx, uint64_t time)
+/* vma_end_write_all(): every VMA write lock of the mm ends at once. */
+static void vma_end_write_all(struct mm *mm)
 {
-	(void)k;
+	mm->mm_lock_seq++;
+}
+
+static bool vma_write_locked(const struct mm *mm, const struct vma_lock *lock)
+{
+	return lock->vm_lock_seq == mm->mm_lock_seq;
+}
+
+static void vm_vma_write_locks(struct vm_call *call, uint64_t time);
+
+static void vm_vma_write_granted(struct kernel *k, void *ctx, uint64_t time)
+{
 	struct vm_call *call = ctx;
+	struct vma_lock *lock = call->to_write[call->nr_written - 1];
 	call->cpu->counters.vma_lock_acquisitions++;
 	call->cpu->counters.vma_lock_wait_cycles += time - call->asked;
+	lock->vm_lock_seq = call->mm->mm_lock_seq;
+	vm_vma_write_locks(call, up_write(k, call->cpu, &lock->sem, time));
+}
+
+/* vma_start_write() on each lock the call changes, one after the other:
+ * down_write() waits for the readers, the mark keeps new ones out. */
+static void vm_vma_write_locks(struct vm_call *call, uint64_t time)
+{
+	while (call->nr_written < call->nr_to_write) {
+		struct vma_lock *lock = call->to_write[call->nr_written++];
+		if (vma_write_locked(call->mm, lock))
+			continue;
+		struct kcont granted = {.fn = vm_vma_write_granted, .ctx = call};
+		vm_down(call, &lock->sem, HOLD_WRITE, time, granted);
+		return;
+	}
 	vm_locked(call, time);
 }
 
-static void vm_lock_vma(struct vm_call *call, uint64_t now)
+static void vm_to_write(struct vm_call *call, struct vma_lock *lock)
 {
-	struct kcont granted = {.fn = vm_vma_locked, .ctx = call};
-	call->vma_hold = vm_vma_hold(call->k, call->kind);
-	g_assert(call->vma->vm_lock);
-	if (!vm_down(call, call->vma->vm_lock, call->vma_hold, now, granted))
-		vm_locked(call, now);
+	for (unsigned i = 0; i < call->nr_to_write; i++)
+		if (call->to_write[i] == lock)
+			return;
+	g_assert(call->nr_to_write < G_N_ELEMENTS(call->to_write));
+	call->to_write[call->nr_to_write++] = lock;
+}
+
+/*
+ * The VMA locks a call that holds mmap_lock for writing will write-lock:
+ * its VMA's, if mapped, and those of the neighbours the VMA will merge with
+ * once changed (vma_merge() write-locks both VMAs it merges).
+ */
+static void vm_find_write_locks(struct vm_call *call)
+{
+	if (!call->k->policy->per_vma_lock)
+		return;
+	const struct vma *vma = call->vma;
+	struct vma changed = *vma;
+	changed.mapped = call->kind != VM_MUNMAP;
+	if (call->kind == VM_MPROTECT)
+		changed.writable = call->writable;
+	else if (call->kind == VM_MMAP && !vma->mapped)
+		changed.writable = true; /* mm_map_vma() */
+	if (vma->mapped)
+		vm_to_write(call, vma->vm_lock);
+	const struct mm *mm = call->mm;
+	unsigned i = (unsigned)(vma - mm->vmas);
+	if (i > 0 && mm_vmas_merge(&mm->vmas[i - 1], &changed))
+		vm_to_write(call, mm->vmas[i - 1].vm_lock);
+	if (i + 1 < mm->nr_vmas && mm_vmas_merge(&changed, &mm->vmas[i + 1]))
+		vm_to_write(call, mm->vmas[i + 1].vm_lock);
 }
 
 static void vm_mmap_locked(struct kernel *k, void *ctx, uint64_t time)
@@ -229,16 +272,50 @@ static void vm_mmap_locked(struct kernel *k, void *ctx, uint64_t time)
 	struct vm_call *call = ctx;
 	call->cpu->counters.mmap_lock_acquisitions++;
 	call->cpu->counters.mmap_lock_wait_cycles += time - call->asked;
-	vm_lock_vma(call, time);
+	if (call->mmap_hold == HOLD_WRITE)
+		vm_find_write_locks(call);
+	vm_vma_write_locks(call, time);
 }
 
-/* Ask at @now for what the call locks: mmap_lock first, then the VMA's. */
+/*
+ * lock_vma_under_rcu() at @now: a fault's read of its VMA's lock, which
+ * fails without an RMW on a marked VMA (vm_lock_seq is read first) and
+ * without one on a waiting writer (the trylock reads the count first).
+ * Returns false if the fault must take mmap_lock instead, at *@done.
+ */
+static bool vm_lock_vma_under_rcu(struct vm_call *call, uint64_t now, uint64_t *done)
+{
+	struct kernel *k = call->k;
+	struct vma_lock *lock = call->vma->vm_lock;
+	g_assert(lock);
+	if (vma_write_locked(call->mm, lock)) {
+		*done = fabric_line_read(k->machine->fabric, &lock->sem.count, call->cpu->id, now);
+		return false;
+	}
+	if (!down_read_trylock(k, call->cpu, &lock->sem, now, done))
+		return false;
+	call->vma_read = lock;
+	call->cpu->counters.vma_lock_acquisitions++;
+	call->cpu->counters.vma_lock_wait_cycles += *done - now;
+	return true;
+}
+
+/* Ask at @now for what the call locks: a fault's VMA lock, else (or failing
+ * that) mmap_lock, then the VMA locks a writer marks. */
 static void vm_lock(struct vm_call *call, uint64_t now)
 {
 	struct kcont granted = {.fn = vm_mmap_locked, .ctx = call};
 	call->mmap_hold = vm_mmap_hold(call->k, call->kind);
+	if (call->kind == VM_FAULT && call->mmap_hold == HOLD_NONE) {
+		if (vm_lock_vma_under_rcu(call, now, &now)) {
+			vm_locked(call, now);
+			return;
+		}
+		call->cpu->counters.vma_lock_abort++;
+		call->mmap_hold = HOLD_READ;
+	}
 	if (!vm_down(call, call->mm->mmap_lock, call->mmap_hold, now, granted))
-		vm_lock_vma(call, now);
+		vm_locked(call, now);
 }
 
 /* Drop what the call holds at @time, the VMA's lock first (mmap_write_unlock()
@@ -246,9 +323,14 @@ static void vm_lock(struct vm_call *call, uint64_t now)
  * caller's last RMW completes. */
 static uint64_t vm_unlock(struct vm_call *call, uint64_t time)
 {
-	uint64_t t = vm_up(call, call->vma->vm_lock, call->vma_hold, time);
+	uint64_t t = time;
+	if (call->vma_read)
+		t = up_read(call->k, call->cpu, &call->vma_read->sem, t);
+	if (call->mmap_hold == HOLD_WRITE)
+		vma_end_write_all(call->mm);
 	t = vm_up(call, call->mm->mmap_lock, call->mmap_hold, t);
-	call->vma_hold = call->mmap_hold = HOLD_NONE;
+	call->vma_read = NULL;
+	call->mmap_hold = HOLD_NONE;
 	return t;
 }
 
@@ -263,11 +345,9 @@ static uint64_t vm_munmap_downgrade(struct vm_call *call, uint64_t now)
 	struct kernel *k = call->k;
 	if (!k->policy->munmap_downgrade || call->mmap_hold != HOLD_WRITE)
 		return now;
-	uint64_t t = downgrade_write(k, call->cpu, call->mm->mmap_lock, now);
+	vma_end_write_all(call->mm);
 	call->mmap_hold = HOLD_READ;
-	t = vm_up(call, call->vma->vm_lock, call->vma_hold, t);
-	call->vma_hold = HOLD_NONE;
-	return t;
+	return downgrade_write(k, call->cpu, call->mm->mmap_lock, now);
 }
 
 /* The call returns to user space: its PTE changes become globally visible;
@@ -442,12 +522,16 @@ static void vm_apply_event(void *target, uint64_t unused)
 	}
 	call->gen_lo = call->mm->next_gen;
 	switch (call->kind) {
-	case VM_MUNMAP:
-		t = vm_munmap_downgrade(call, t);
-		t += vm_munmap_apply(call, &tlb);
+	case VM_MUNMAP: {
+		/* The VMA is split off and detached before the downgrade. */
+		uint64_t cycles = vm_munmap_apply(call, &tlb);
+		mm_vma_relink(call->mm, call->vma, call->cpu->id);
+		t = vm_munmap_downgrade(call, t) + cycles;
 		break;
+	}
 	case VM_MPROTECT:
 		t += vm_mprotect_apply(call, &tlb);
+		mm_vma_relink(call->mm, call->vma, call->cpu->id);
 		break;
 	case VM_DONTNEED:
 		t += zap_ptes(k, call->mm, call->vma, call->start, call->end, &tlb,
@@ -635,8 +719,10 @@ static void vm_mmap_event(void *target, uint64_t unused)
 	/* Another task mapped it again since this call entered the kernel: the
 	 * kernel would place this mapping elsewhere, and tlbsim has one address
 	 * per chunk, so the call changes nothing. */
-	if (!call->vma->mapped)
+	if (!call->vma->mapped) {
 		mm_map_vma(call->mm, call->vma);
+		mm_vma_relink(call->mm, call->vma, call->cpu->id);
+	}
 	t = vm_unlock(call, t);
 	if (k->trace)
 		trace_syscall_exit(k->trace, call->cpu->id, t);

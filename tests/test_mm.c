@@ -500,6 +500,135 @@ Test(mm, map_of_a_mapped_vma_aborts, .signal = SIGABRT)
 	mm_map_vma(mm, &mm->vmas[0]);
 }
 
+/* ---- VMA locks: merging and splitting ----------------------------------- */
+
+/*
+ * Region 0's chunks 0-3, 16 KiB each, back to back (vmas 0-3: one kernel
+ * VMA), then region 1's chunk right after (vma 4: adjacent, but another
+ * mapping's flags: a VMA of its own).
+ */
+static struct mm *merged_chunks(void)
+{
+	struct mm *mm = mm_new(1, 4);
+	for (unsigned c = 0; c < 4; c++)
+		mm_add_vma(mm, SPAN(0) + c * 4 * K4, 4 * K4, PS_4K, false, 0, c);
+	mm_add_vma(mm, SPAN(0) + 16 * K4, 4 * K4, PS_4K, false, 1, 0);
+	mm_finish_layout(mm);
+	return mm;
+}
+
+static bool write_locked(const struct mm *mm, const struct vma_lock *lock)
+{
+	return lock->vm_lock_seq == mm->mm_lock_seq;
+}
+
+Test(mm_vma_lock, layout_merges_adjacent_chunks_of_a_region)
+{
+	struct mm *mm = merged_chunks();
+	struct vma *v = mm->vmas;
+	struct vma_lock *a = v[0].vm_lock;
+	cr_assert_not_null(a);
+	for (unsigned i = 1; i < 4; i++)
+		cr_expect_eq(v[i].vm_lock, a, "chunk %u", i);
+	cr_expect_neq(v[4].vm_lock, a, "another region");
+	cr_expect_not(write_locked(mm, a));
+	cr_expect_not(write_locked(mm, v[4].vm_lock));
+	cr_expect_eq(a->sem.count.writer, -1);
+	mm_free(mm);
+}
+
+/*
+ * munmap of chunk 1 splits [0-3]: chunk 0 keeps the lock, [2-3] get a new one,
+ * written by the unmapping CPU and write-locked as long as its caller holds
+ * mmap_lock; mapping chunk 1 again merges [0-3] back under chunk 0's lock and
+ * frees the other, which the next split reuses.  Region 1 is never touched.
+ */
+Test(mm_vma_lock, unmap_splits_and_map_merges_back)
+{
+	struct mm *mm = merged_chunks();
+	struct vma *v = mm->vmas;
+	struct vma_lock *a = v[0].vm_lock, *other = v[4].vm_lock;
+	uint64_t s = 0, e = 0;
+
+	mm_unmap_vma(mm, &v[1], &s, &e);
+	mm_vma_relink(mm, &v[1], 3);
+	struct vma_lock *b = v[2].vm_lock;
+	cr_expect_eq(v[0].vm_lock, a);
+	cr_expect_null(v[1].vm_lock);
+	cr_assert_not_null(b);
+	cr_expect_neq(b, a);
+	cr_expect_eq(v[3].vm_lock, b);
+	cr_expect_eq(v[4].vm_lock, other);
+	cr_expect_eq(b->sem.count.writer, 3, "vm_area_dup() by the unmapping CPU");
+	cr_expect(write_locked(mm, b), "a new VMA under its caller's write lock");
+	cr_expect_not(write_locked(mm, a), "the lock's state is the caller's to change");
+
+	mm->mm_lock_seq++; /* mmap_write_unlock() */
+	cr_expect_not(write_locked(mm, b));
+	mm_map_vma(mm, &v[1]);
+	mm_vma_relink(mm, &v[1], 2);
+	for (unsigned i = 0; i < 4; i++)
+		cr_expect_eq(v[i].vm_lock, a, "chunk %u", i);
+	cr_expect_eq(v[4].vm_lock, other);
+
+	mm_unmap_vma(mm, &v[2], &s, &e);
+	mm_vma_relink(mm, &v[2], 1);
+	cr_expect_eq(v[1].vm_lock, a);
+	cr_expect_eq(v[3].vm_lock, b, "the freed lock is reused");
+	cr_expect_eq(b->sem.count.writer, 1);
+	mm_free(mm);
+}
+
+/* The first chunk goes: the rest keeps the lock (the first one found). */
+Test(mm_vma_lock, unmap_of_the_first_chunk_keeps_the_lock_for_the_rest)
+{
+	struct mm *mm = merged_chunks();
+	struct vma *v = mm->vmas;
+	struct vma_lock *a = v[0].vm_lock;
+	uint64_t s = 0, e = 0;
+	mm_unmap_vma(mm, &v[0], &s, &e);
+	mm_vma_relink(mm, &v[0], 0);
+	cr_expect_null(v[0].vm_lock);
+	for (unsigned i = 1; i < 4; i++)
+		cr_expect_eq(v[i].vm_lock, a, "chunk %u", i);
+	mm_free(mm);
+}
+
+/* mprotect(read) of chunk 2 makes three VMAs of [0-3]; mprotect(write)
+ * merges them again under the first one's lock. */
+Test(mm_vma_lock, protection_change_splits_and_merges)
+{
+	struct mm *mm = merged_chunks();
+	struct vma *v = mm->vmas;
+	struct vma_lock *a = v[0].vm_lock;
+	v[2].writable = false;
+	mm_vma_relink(mm, &v[2], 0);
+	cr_expect_eq(v[1].vm_lock, a);
+	cr_expect_neq(v[2].vm_lock, a);
+	cr_expect_neq(v[3].vm_lock, a);
+	cr_expect_neq(v[3].vm_lock, v[2].vm_lock);
+	v[2].writable = true;
+	mm_vma_relink(mm, &v[2], 0);
+	for (unsigned i = 0; i < 4; i++)
+		cr_expect_eq(v[i].vm_lock, a, "chunk %u", i);
+	mm_free(mm);
+}
+
+/* hugetlb (VM_DONTEXPAND) and shared (a shmem file each) never merge. */
+Test(mm_vma_lock, hugetlb_and_shared_chunks_keep_their_own_locks)
+{
+	struct mm *mm = mm_new(1, 4);
+	mm_add_vma(mm, SPAN(0), M2, PS_2M, true, 0, 0);
+	mm_add_vma(mm, SPAN(1), M2, PS_2M, true, 0, 1);
+	struct vma *a = mm_add_vma(mm, SPAN(2), 4 * K4, PS_4K, false, 1, 0);
+	struct vma *b = mm_add_vma(mm, SPAN(2) + 4 * K4, 4 * K4, PS_4K, false, 1, 1);
+	a->shared = b->shared = true;
+	mm_finish_layout(mm);
+	cr_expect_neq(mm->vmas[0].vm_lock, mm->vmas[1].vm_lock);
+	cr_expect_neq(mm->vmas[2].vm_lock, mm->vmas[3].vm_lock);
+	mm_free(mm);
+}
+
 /* ---- page-table occupancy ------------------------------------------------ */
 
 /*

@@ -171,6 +171,46 @@ Test(rwsem, writer_waits_for_the_readers)
 }
 
 /*
+ * down_read_trylock(): taken with one RMW when free or shared with readers;
+ * refused, with a load and without queueing, while a writer holds it or
+ * waits for it (the kernel's RWSEM_READ_FAILED_MASK).
+ */
+Test(rwsem, trylock_refuses_a_writer_held_or_waiting_lock_without_queueing)
+{
+	struct rig r;
+	rig_init(&r);
+	struct rw_semaphore sem;
+	init_rwsem(&sem);
+	uint64_t done = 0;
+	cr_expect(down_read_trylock(&r.k, cpu(&r, 0), &sem, 0, &done));
+	cr_expect_eq(done, SELF);
+	cr_expect(down_read_trylock(&r.k, cpu(&r, 1), &sem, 100, &done));
+	cr_expect_eq(done, 100 + SOCKET);
+	cr_expect_eq(sem.readers, 2);
+	/* A writer queues behind the two readers: new readers are refused. */
+	wr(&r, &sem, 2, 200);
+	cr_assert_eq(r.n, 0);
+	cr_expect_not(down_read_trylock(&r.k, cpu(&r, 4), &sem, 300, &done));
+	cr_expect_eq(done, 300 + SOCKET, "a load of the line cpu 1 wrote");
+	cr_expect_eq(sem.readers, 2);
+	cr_expect_eq(rwsem_nr_waiters(&sem), 1, "the refused reader did not queue");
+	up_read(&r.k, cpu(&r, 0), &sem, 1000);
+	uint64_t released = up_read(&r.k, cpu(&r, 1), &sem, 2000);
+	cr_assert_eq(r.n, 1);
+	expect_grant(&r, 0, 2, released + REMOTE);
+	/* Held for writing: refused too, after the line's RMW in flight. */
+	cr_expect_not(down_read_trylock(&r.k, cpu(&r, 0), &sem, released, &done));
+	cr_expect_eq(done, released + REMOTE + REMOTE);
+	cr_expect_eq(rwsem_nr_waiters(&sem), 0);
+	uint64_t free_at = up_write(&r.k, cpu(&r, 2), &sem, 5000);
+	cr_expect(down_read_trylock(&r.k, cpu(&r, 6), &sem, 6000, &done));
+	cr_expect_eq(done, 6000 + SMT);
+	cr_expect_gt(6000, free_at);
+	up_read(&r.k, cpu(&r, 6), &sem, 7000);
+	rig_free(&r);
+}
+
+/*
  * FIFO: a reader that comes after a queued writer waits for it even though
  * only readers hold the lock; the writer's release lets it in.
  */

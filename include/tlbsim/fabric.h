@@ -62,6 +62,13 @@ uint64_t fabric_line_transfer(const struct fabric *fabric, unsigned from, unsign
  */
 uint64_t fabric_line_rmw(const struct fabric *fabric, struct cacheline *line, unsigned cpu,
 			 uint64_t now);
+/*
+ * A load of @line by @cpu from @now: after any RMW in flight, pulled from its
+ * last writer as for an RMW, but the line stays that writer's (the load
+ * takes a shared copy) and nothing waits for the load.
+ */
+uint64_t fabric_line_read(const struct fabric *fabric, const struct cacheline *line, unsigned cpu,
+			  uint64_t now);
 uint64_t fabric_ipi_latency(const struct fabric *fabric, unsigned from, unsigned to);
 
 /*

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "tlbsim/fabric.h"
+#include "tlbsim/rwsem_types.h"
 #include "tlbsim/types.h"
 
 struct pte {
@@ -29,7 +30,23 @@ struct pte {
 };
 
 struct mm;
-struct rw_semaphore; /* rwsem.h */
+
+/*
+ * The per-VMA lock (6.4+): the lock of one kernel VMA, i.e. of a run of
+ * tlbsim VMAs the kernel would have merged (mm_vma_relink()).  Faults take
+ * @sem for reading with a trylock; a writer (vma_start_write()) takes it for
+ * writing only to wait for the readers to leave, then marks the VMA
+ * write-locked (@vm_lock_seq = the mm's @mm_lock_seq) until it drops
+ * mmap_lock or downgrades it (vma_end_write_all(): the mm's sequence moves
+ * on).  The semantics live in vm.c; this is the state.
+ */
+struct vma_lock {
+	struct rw_semaphore sem;
+	uint64_t vm_lock_seq;
+	struct vma_lock *next;      /* the mm's list of every lock it allocated */
+	struct vma_lock *next_free; /* the mm's free list, while unused */
+};
+
 struct vma {
 	const struct mm *mm; /* the address space it belongs to */
 	uint64_t start; /* bytes, aligned to the page size */
@@ -43,9 +60,9 @@ struct vma {
 	unsigned region; /* workload region index */
 	unsigned chunk;  /* chunk index inside the region */
 	struct pte *ptes; /* one per page of page_size */
-	/* The per-VMA lock (6.4+ vma->vm_lock), shared with the VMAs this one
-	 * is merged with (mm_finish_layout()); owned by the mm. */
-	struct rw_semaphore *vm_lock;
+	/* Its kernel VMA's lock, shared with the VMAs it is merged with
+	 * (mm_vma_relink()); NULL while unmapped; owned by the mm. */
+	struct vma_lock *vm_lock;
 };
 
 struct mm {
@@ -67,8 +84,9 @@ struct mm {
 	bool global_asid;      /* 6.15+ x86: flushed by INVLPGB on every CPU */
 	uint64_t epoch;        /* bumped with any VMA's epoch */
 	struct rw_semaphore *mmap_lock; /* owned */
-	unsigned nr_vma_locks;
-	struct rw_semaphore *vma_locks; /* owned: what the VMAs' vm_lock point into */
+	uint64_t mm_lock_seq;  /* vma_end_write_all() moves it on (struct vma_lock) */
+	struct vma_lock *vma_locks;     /* owned: every lock allocated, by ->next */
+	struct vma_lock *free_vma_locks; /* of those, the unused, by ->next_free */
 };
 
 struct mm *mm_new(unsigned id, unsigned nr_cpus);
@@ -82,17 +100,31 @@ struct vma *mm_add_vma(struct mm *mm, uint64_t start, uint64_t len, enum page_si
 		       bool hugetlb, unsigned region, unsigned chunk);
 /*
  * Build page-table occupancy once all VMAs are added, and give each VMA its
- * lock.  VMA merging, simply: the kernel merges adjacent anonymous private
- * mappings with the same flags into one VMA (vma_merge()), so a VMA that
- * starts where the previous one ends, in the same region (same page size and
- * flags), neither shared (a shmem file each) nor hugetlb (VM_DONTEXPAND does
- * not merge), shares the previous one's lock: the tasks that each map their
- * own chunk of a region fault under one lock.  The VMAs stay apart otherwise
- * (their PTEs, their munmap), and the merge is fixed at layout: the kernel's
- * munmap splits the VMA (its parts then have locks of their own) and the next
- * mmap merges it back; tlbsim keeps the one shared lock throughout.
+ * lock (mm_vma_relink()).
  */
 void mm_finish_layout(struct mm *mm);
+
+/*
+ * VMA merging, simply: the kernel merges adjacent anonymous private mappings
+ * with the same flags into one VMA (vma_merge()), so a VMA that starts where
+ * the previous one ends, in the same region (same page size), both mapped,
+ * with the same protection, neither shared (a shmem file each) nor hugetlb
+ * (VM_DONTEXPAND does not merge), is part of the previous one's kernel VMA:
+ * they share a lock.  tlbsim keeps them apart otherwise (their PTEs, their
+ * calls).
+ *
+ * mm_vma_relink(): @vma was just unmapped, mapped again or changed
+ * protection by @cpu holding mmap_lock for writing: redo the kernel VMAs
+ * around it as __split_vma() and vma_merge() would.  Each resulting run of
+ * merged VMAs keeps the first lock found in it that no earlier run kept
+ * (vma_merge() expands the previous VMA; a split leaves the original with
+ * its lower part), else gets a new one: written last by @cpu (vm_area_dup())
+ * and write-locked, as the kernel's new VMA under the caller's write lock.
+ * Locks no run keeps are freed for reuse: their VMAs were write-locked by
+ * the caller, so no fault holds them.
+ */
+bool mm_vmas_merge(const struct vma *prev, const struct vma *vma);
+void mm_vma_relink(struct mm *mm, struct vma *vma, unsigned cpu);
 
 static inline struct pte *vma_pte(const struct vma *vma, uint64_t addr)
 {

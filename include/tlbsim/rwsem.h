@@ -27,17 +27,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "tlbsim/kernel.h"
+#include "tlbsim/rwsem_types.h"
 
-struct rwsem_waiter; /* private to rwsem.c */
-
-struct rw_semaphore {
-	struct cacheline count; /* the count word's line */
-	unsigned readers;       /* holders for reading */
-	bool writer;            /* held for writing */
-	/* FIFO of waiters (allocated with kernel_alloc(): a run stopped early
-	 * frees them with the other in-flight objects). */
-	struct rwsem_waiter *head, *tail;
-};
 
 /* init_rwsem(): unlocked, its line in nobody's cache yet. */
 void init_rwsem(struct rw_semaphore *sem);
@@ -54,6 +45,15 @@ void down_read(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem, uint
  * it and nobody waits. */
 void down_write(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem, uint64_t now,
 		struct kcont granted);
+/*
+ * down_read_trylock(): take @sem for reading at @now if nobody holds it for
+ * writing and nobody waits (one RMW), else fail without queueing: the
+ * kernel's trylock reads the count first and gives up on a writer or a
+ * waiter (RWSEM_READ_FAILED_MASK), a load and no RMW.  *@done: when the RMW
+ * or the load completes.
+ */
+bool down_read_trylock(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem, uint64_t now,
+		       uint64_t *done);
 
 /*
  * up_read() / up_write(): @cpu releases at @time with one RMW on the line;

@@ -419,9 +419,15 @@ class OtherSectionsTest(unittest.TestCase):
         for key, *_ in validate.EXP7_CELLS:
             common = {"ipis_sent": "1", "tlbi_broadcasts": "1", "op_ns_mean": "1000",
                       "lru_lock_acquisitions": "2", "lru_lock_ns": "0",
-                      "mmap_lock_wait_ns": "0", "vma_lock_wait_ns": "0"}
+                      "mmap_lock_wait_ns": "0", "vma_lock_wait_ns": "0",
+                      "page_faults": "2000", "vma_lock_abort": "10",
+                      "vma_lock_acquisitions": "1990"}
             rows[key] = dict(common, op_per_sec=repr(loops[key]), op_count=str(int(loops[key])),
                              phase_ns="1000000000")
+            # two faults per loop, all but 0.5% under the VMA lock
+            n = int(loops[key])
+            rows[key].update(page_faults=str(2 * n), vma_lock_abort=str(n // 100),
+                             vma_lock_acquisitions=str(2 * n - n // 100))
             # one task's loop rate that leaves the share of the 36 tasks' time to invalidation
             share = shares.get(key, 0.0)
             rows[key + "/1"] = dict(common, op_count="1000", op_per_sec=repr(
@@ -445,6 +451,24 @@ class OtherSectionsTest(unittest.TestCase):
         self.assertTrue(s.verdict.startswith("3/4 effects as published"), s.verdict)
         self.assertIn("| INVLPGB, without the LRU fix | +0.0% | +50.0% | no |",
                       "\n\n".join(s.parts))
+
+
+    def test_exp7_states_the_vma_lock_lines_ceiling(self, _plot):
+        """Two faults' locks per loop are four RMWs on the merged VMA's line: at
+        amd-milan-36c's cross-CCD transfer the line serves clock / (4 x transfer)
+        loops/s; the cells at 90% of it or more are named with their share."""
+        ghz = validate.topology_value("amd-milan-36c", "clock_ghz")
+        transfer = validate.topology_value("amd-milan-36c", "costs", "line_transfer", "socket")
+        rmws = 2 * (2 - 0.01)
+        ceiling = ghz * 1e9 / (rmws * transfer)
+        loops = {key: p for key, _, _, _, p in validate.EXP7_CELLS}
+        text = "\n\n".join(validate.exp7(self.exp7_rows(loops)).parts)
+        self.assertIn(f"{validate.fmt(rmws, 2)} per loop", text)
+        self.assertIn(f"serves at most {validate.fmt(ceiling)} loops/s; no cell reaches 90%", text)
+        self.assertIn("| faults that fell back to mmap_lock | 0.5% | 0.5% | 0.5% | 0.5% |", text)
+        loops["invlpgb"] = loops["linux-6.15"] = 0.95 * ceiling
+        text = "\n\n".join(validate.exp7(self.exp7_rows(loops)).parts)
+        self.assertIn("the INVLPGB only and both (6.15) cells run at 95%, 95% of that", text)
 
 
 class ScriptTest(ScriptTestCase):
