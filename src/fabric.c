@@ -85,8 +85,10 @@ uint64_t fabric_line_read(const struct fabric *fabric, const struct cacheline *l
 {
 	const struct topology_costs *costs = &fabric->topology->costs;
 	uint64_t start = line->busy_until > now ? line->busy_until : now;
-	if (line->writer < 0 || (unsigned)line->writer == cpu)
+	if (line->writer < 0)
 		return start + costs->line_transfer[DIST_SELF];
+	if ((unsigned)line->writer == cpu)
+		return start; /* an L1 hit, below the model's resolution */
 	return start + fabric_line_transfer(fabric, (unsigned)line->writer, cpu);
 }
 

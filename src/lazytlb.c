@@ -214,32 +214,34 @@ static uint64_t switch_to_other_mm(struct kernel *k, struct cpu *cpu, struct mm 
 
 /* The tlb_gen algorithm shared by every era since 4.14 (mechanisms.md 2.2). */
 static uint64_t flush_tlb_func_gen(struct kernel *k, struct cpu *cpu,
-				   const struct flush_tlb_info *f, bool local)
+				   const struct flush_tlb_info *f, bool local, uint64_t now)
 {
 	struct mm *mm = cpu->loaded_mm;
 	struct tlb_context *ctx = &cpu->ctxs[cpu->loaded_slot];
 	uint64_t local_gen = ctx->tlb_gen, mm_gen = mm->tlb_gen;
 	if (f->new_tlb_gen != TLB_GENERATION_INVALID && f->new_tlb_gen <= local_gen)
 		return 0; /* already done, by a flush that covered it */
+	/* atomic64_read(&mm->context.tlb_gen): the flusher's RMW made it the
+	 * flusher's line (free for the initiator itself). */
+	uint64_t read = fabric_line_read(k->machine->fabric, &mm->context_line, cpu->id, now) - now;
 	if (local_gen == mm_gen) {
 		cpu->counters.tlb_flush_events++; /* pages 0: nothing to do */
 		if (k->trace)
 			trace_tlb_flush(k->trace, cpu->id, local ? TRACE_TLB_LOCAL_MM_SHOOTDOWN
 								 : TRACE_TLB_REMOTE_SHOOTDOWN,
 					0, 0, TRACE_CURSOR);
-		return 0;
+		return read;
 	}
 	bool partial = f->end != FLUSH_ALL && f->new_tlb_gen == local_gen + 1 &&
 		       f->new_tlb_gen == mm_gen;
 	ctx->tlb_gen = mm_gen;
-	return do_flush(k, cpu, f, !partial, local);
+	return read + do_flush(k, cpu, f, !partial, local);
 }
 
 /* 4.14 flush_tlb_func_common(): no lazy state; init_mm has nothing to flush. */
 static uint64_t pcid_flush_tlb_func(struct kernel *k, struct cpu *cpu,
 				    const struct flush_tlb_info *f, bool local, uint64_t now)
 {
-	(void)now;
 	if (!local) {
 		if (f->mm && f->mm != cpu->loaded_mm)
 			return 0;
@@ -247,7 +249,7 @@ static uint64_t pcid_flush_tlb_func(struct kernel *k, struct cpu *cpu,
 	}
 	if (cpu->loaded_mm == k->init_mm)
 		return 0;
-	return flush_tlb_func_gen(k, cpu, f, local);
+	return flush_tlb_func_gen(k, cpu, f, local, now);
 }
 
 static uint64_t pcid_switch_mm(struct kernel *k, struct cpu *cpu, struct mm *prev,
@@ -345,7 +347,7 @@ static uint64_t lazier_flush_common(struct kernel *k, struct cpu *cpu,
 		return account_switch(
 		    cpu, switch_to_other_mm(k, cpu, k->init_mm, clear_prev, false, now));
 	}
-	return flush_tlb_func_gen(k, cpu, f, local);
+	return flush_tlb_func_gen(k, cpu, f, local, now);
 }
 
 /* 4.20-6.13 flush_tlb_func_remote() + flush_tlb_func_common(). */

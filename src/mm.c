@@ -23,6 +23,7 @@ struct mm *mm_new(unsigned id, unsigned nr_cpus)
 	mm->nr_cpus = nr_cpus;
 	mm->cpumask = g_new0(uint64_t, (nr_cpus + 63) / 64);
 	mm->cpumask_line = CACHELINE_INIT;
+	mm->context_line = CACHELINE_INIT;
 	mm->next_gen = 1;
 	mm->mmap_lock = g_new(struct rw_semaphore, 1);
 	init_rwsem(mm->mmap_lock);

@@ -306,8 +306,10 @@ static void x86_flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm 
 	uint64_t strides = flush_decide(k, mm, vma, start, end, &info->stride_shift, &t);
 	info->start = strides == FLUSH_ALL ? 0 : start;
 	info->end = strides == FLUSH_ALL ? FLUSH_ALL : start + (strides << info->stride_shift);
-	if (lazy->tracks_tlb_gen)
-		info->new_tlb_gen = ++mm->tlb_gen; /* inc_mm_tlb_gen() */
+	if (lazy->tracks_tlb_gen) { /* inc_mm_tlb_gen(): a locked RMW on the mm's line */
+		info->new_tlb_gen = ++mm->tlb_gen;
+		t = fabric_line_rmw(k->machine->fabric, &mm->context_line, cpu->id, t);
+	}
 	bool loaded = lazy->tracks_tlb_gen ? cpu->loaded_mm == mm
 					   : cpu->active_mm == mm && !cpu->is_lazy;
 	if (!loaded && lazy->remote_full_if_not_loaded) {
@@ -367,13 +369,14 @@ static uint64_t x86_batch_add_pending(struct kernel *k, struct cpu *cpu,
 				      struct tlbflush_unmap_batch *batch, struct mm *mm,
 				      uint64_t addr, uint64_t now)
 {
-	(void)cpu;
 	(void)addr;
-	(void)now;
-	if (k->policy->lazy->tracks_tlb_gen)
+	uint64_t t = now;
+	if (k->policy->lazy->tracks_tlb_gen) {
 		mm->tlb_gen++;
+		t = fabric_line_rmw(k->machine->fabric, &mm->context_line, cpu->id, now);
+	}
 	rmap_batch_add_mask(batch, mm);
-	return 0;
+	return t - now;
 }
 
 /*

@@ -61,6 +61,29 @@ Test(tlbflush, munmap_of_4_pages_is_one_shootdown_with_4_invlpg_each_side)
 	g_free(w);
 }
 
+/*
+ * 4.14+ (linux-4.19 here) flush_tlb_func() reads mm->context.tlb_gen, the line the initiator's
+ * inc_mm_tlb_gen() RMW just wrote: the handler on cpu 1 pulls it from cpu 0,
+ * a same-socket transfer, which 4.5's handler (no generations) does not.
+ * The rest of the handler is the same: irq entry and exit, 4 INVLPGs.
+ */
+Test(tlbflush, tlb_gen_read_pulls_the_initiators_line_into_the_handler)
+{
+	char *w = two_cpu_munmap(4, 1, "all", 1);
+	struct support_run old = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	struct support_run gen = support_run("tiny-2cpu.json", "linux-4.19", NULL, w);
+	const struct topology_costs *costs = &old.topology->costs;
+	uint64_t handler = costs->irq_entry + costs->irq_exit + 4 * costs->invlpg;
+	cr_assert_eq(CPU(old, 1, nr_tlb_remote_flush_received), 1);
+	cr_assert_eq(CPU(gen, 1, nr_tlb_remote_flush_received), 1);
+	cr_assert_eq(CPU(gen, 1, invlpg), 4);
+	cr_expect_eq(CPU(old, 1, irq_cycles), handler);
+	cr_expect_eq(CPU(gen, 1, irq_cycles), handler + costs->line_transfer[DIST_SOCKET]);
+	support_run_free(&old);
+	support_run_free(&gen);
+	g_free(w);
+}
+
 Test(tlbflush, ceiling_33_pages_still_invlpg_34_flush_all)
 {
 	char *w33 = two_cpu_munmap(33, 1, "all", 1);

@@ -64,8 +64,9 @@ uint64_t fabric_line_rmw(const struct fabric *fabric, struct cacheline *line, un
 			 uint64_t now);
 /*
  * A load of @line by @cpu from @now: after any RMW in flight, pulled from its
- * last writer as for an RMW, but the line stays that writer's (the load
- * takes a shared copy) and nothing waits for the load.
+ * last writer as for an RMW (free if @cpu wrote it last), but the line stays
+ * that writer's (the load takes a shared copy) and nothing waits for the
+ * load.  No sharers are tracked: a second load by the same CPU pulls it again.
  */
 uint64_t fabric_line_read(const struct fabric *fabric, const struct cacheline *line, unsigned cpu,
 			  uint64_t now);

@@ -79,6 +79,9 @@ struct mm {
 	uint32_t *pmd_users;   /* mapped VMAs touching each 2 MiB span: 0 = PTE page freed */
 	uint32_t next_gen;     /* generation source for PTE changes */
 	uint64_t tlb_gen;      /* x86 mm->context.tlb_gen: bumped by every flush request */
+	/* tlb_gen's line: inc_mm_tlb_gen() is an RMW on it, flush_tlb_func() a
+	 * load (4.14+; switch_mm's load is taken to hit a shared copy). */
+	struct cacheline context_line;
 	uint16_t asid;         /* arm64/riscv: the mm's ASID on every CPU (0: none) */
 	uint64_t next_trim_cpumask; /* 6.14+: cycle time of the next cpumask trim */
 	bool global_asid;      /* 6.15+ x86: flushed by INVLPGB on every CPU */
