@@ -118,53 +118,76 @@ static void mm_assign_vma_locks(struct mm *mm)
 	}
 }
 
+/*
+ * The shorter of the run of @left_lock ending at @i - 1 and the run of
+ * @right_lock starting at @i + 1, scanned outwards from @i in step so that
+ * the work is the shorter run's length: its first and last index.
+ */
+static void mm_shorter_run(const struct mm *mm, unsigned i, const struct vma_lock *left_lock,
+			   const struct vma_lock *right_lock, unsigned *first, unsigned *last)
+{
+	const struct vma *vmas = mm->vmas;
+	for (unsigned lo = i, hi = i;; lo--, hi++) {
+		if (lo == 0 || vmas[lo - 1].vm_lock != left_lock) {
+			*first = lo;
+			*last = i - 1;
+			return;
+		}
+		if (hi + 1 >= mm->nr_vmas || vmas[hi + 1].vm_lock != right_lock) {
+			*first = i + 1;
+			*last = hi;
+			return;
+		}
+	}
+}
+
+static void mm_set_run_lock(struct mm *mm, unsigned first, unsigned last, struct vma_lock *lock)
+{
+	for (unsigned j = first; j <= last; j++)
+		mm->vmas[j].vm_lock = lock;
+}
+
 void mm_vma_relink(struct mm *mm, struct vma *vma, unsigned cpu)
 {
 	struct vma *vmas = mm->vmas;
-	unsigned i = (unsigned)(vma - vmas);
-	g_assert(i < mm->nr_vmas);
-	/* The window: the old kernel VMAs of @vma and of its two neighbours. */
-	unsigned lo = i, hi = i;
-	if (lo > 0 && vmas[lo - 1].vm_lock)
-		for (lo--; lo > 0 && vmas[lo - 1].vm_lock == vmas[lo].vm_lock; lo--)
-			;
-	if (hi + 1 < mm->nr_vmas && vmas[hi + 1].vm_lock)
-		for (hi++; hi + 1 < mm->nr_vmas && vmas[hi + 1].vm_lock == vmas[hi].vm_lock; hi++)
-			;
-	struct vma_lock *old[3];
-	bool kept[3] = {false, false, false};
-	unsigned nr_old = 0;
-	for (unsigned j = lo; j <= hi; j++) {
-		struct vma_lock *l = vmas[j].vm_lock;
-		if (l && (nr_old == 0 || old[nr_old - 1] != l)) {
-			g_assert(nr_old < G_N_ELEMENTS(old));
-			old[nr_old++] = l;
+	unsigned i = (unsigned)(vma - vmas), n = mm->nr_vmas;
+	g_assert(i < n);
+	/* Take @vma out of its kernel VMA; a run it was inside splits, and the
+	 * shorter part gets the new lock. */
+	struct vma_lock *old = vma->vm_lock;
+	if (old) {
+		vma->vm_lock = NULL;
+		bool left = i > 0 && vmas[i - 1].vm_lock == old;
+		bool right = i + 1 < n && vmas[i + 1].vm_lock == old;
+		if (left && right) {
+			unsigned first, last;
+			mm_shorter_run(mm, i, old, old, &first, &last);
+			mm_set_run_lock(mm, first, last, mm_vma_lock_get(mm, (int)cpu, mm->mm_lock_seq));
+		} else if (!left && !right) {
+			mm_vma_lock_put(mm, old);
 		}
 	}
-	for (unsigned start = lo; start <= hi;) {
-		if (!vmas[start].mapped) {
-			vmas[start++].vm_lock = NULL;
-			continue;
-		}
-		unsigned end = start;
-		while (end < hi && mm_vmas_merge(&vmas[end], &vmas[end + 1]))
-			end++;
-		struct vma_lock *lock = NULL;
-		for (unsigned j = start; j <= end && !lock; j++)
-			for (unsigned o = 0; o < nr_old && !lock; o++)
-				if (vmas[j].vm_lock == old[o] && !kept[o]) {
-					kept[o] = true;
-					lock = old[o];
-				}
-		if (!lock)
-			lock = mm_vma_lock_get(mm, (int)cpu, mm->mm_lock_seq);
-		for (unsigned j = start; j <= end; j++)
-			vmas[j].vm_lock = lock;
-		start = end + 1;
+	if (!vma->mapped)
+		return;
+	/* Put it back, merged with the neighbours it now merges with; of two
+	 * runs it joins, the longer keeps its lock. */
+	struct vma_lock *prev = i > 0 && mm_vmas_merge(&vmas[i - 1], vma) ? vmas[i - 1].vm_lock
+									: NULL;
+	struct vma_lock *next = i + 1 < n && mm_vmas_merge(vma, &vmas[i + 1]) ? vmas[i + 1].vm_lock
+									     : NULL;
+	if (prev && next) {
+		g_assert(prev != next);
+		unsigned first, last;
+		mm_shorter_run(mm, i, prev, next, &first, &last);
+		struct vma_lock *keep = first < i ? next : prev;
+		mm_vma_lock_put(mm, first < i ? prev : next);
+		mm_set_run_lock(mm, first, last, keep);
+		vma->vm_lock = keep;
+	} else {
+		vma->vm_lock = prev   ? prev
+			       : next ? next
+				      : mm_vma_lock_get(mm, (int)cpu, mm->mm_lock_seq);
 	}
-	for (unsigned o = 0; o < nr_old; o++)
-		if (!kept[o])
-			mm_vma_lock_put(mm, old[o]);
 }
 
 void mm_finish_layout(struct mm *mm)

@@ -404,9 +404,18 @@ static void sched_resume_event(void *target, uint64_t gen)
 		return;
 	}
 	rq->need_resched = false;
+	struct task *curr = rq->curr;
+	if (curr->kresume.fn) {
+		struct kcont resume = curr->kresume;
+		curr->kresume = (struct kcont){0};
+		if (k->trace)
+			trace_syscall_resume(k->trace, rq->cpu->id, now);
+		kcont_call(k, resume, now);
+		return;
+	}
 	if (k->trace)
 		trace_run(k->trace, rq->cpu->id, now);
-	rq->curr->ops->run(k, rq->curr, rq->cpu, now);
+	curr->ops->run(k, curr, rq->cpu, now);
 }
 
 static void sched_request(struct kernel *k, struct cpu *cpu, uint64_t time, enum sched_work work,
@@ -529,6 +538,13 @@ void sched_wake(struct kernel *k, struct task *task, uint64_t time)
 	gboolean found = g_ptr_array_find(s->tasks, task, &index);
 	g_assert(found);
 	engine_schedule(k->engine, time, fabric_cpu_lane(task->cpu), sched_wake_event, s, index);
+}
+
+void sched_wake_kernel(struct kernel *k, struct task *task, uint64_t time, struct kcont resume)
+{
+	g_assert(!task->kresume.fn && resume.fn);
+	task->kresume = resume;
+	sched_wake(k, task, time);
 }
 
 void sched_irq_enter(struct kernel *k, struct cpu *cpu, uint64_t time)

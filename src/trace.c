@@ -133,6 +133,9 @@ struct trace {
 	unsigned nr_cpus;
 	struct trace_cpu *cpus;
 	unsigned nr_tasks;
+	/* Each task's syscall in flight (name, args), to reopen its slice when
+	 * the task slept inside it and runs again (trace_syscall_resume()). */
+	uint32_t *task_syscall, *task_syscall_args;
 	uint32_t *task_names;
 	GArray *records;      /* struct record */
 	GPtrArray *strings;   /* interned, by index */
@@ -420,6 +423,8 @@ static void name_tasks(struct trace *t, const char *const *tasks)
 {
 	t->nr_tasks = g_strv_length((char **)tasks);
 	t->task_names = g_new(uint32_t, t->nr_tasks);
+	t->task_syscall = g_new0(uint32_t, t->nr_tasks);
+	t->task_syscall_args = g_new0(uint32_t, t->nr_tasks);
 	for (unsigned id = 0; id < t->nr_tasks; id++)
 		t->task_names[id] = intern(t, tasks[id]);
 }
@@ -511,6 +516,8 @@ void trace_free(struct trace *t)
 	g_hash_table_destroy(t->interned);
 	g_ptr_array_free(t->strings, TRUE);
 	g_free(t->task_names);
+	g_free(t->task_syscall);
+	g_free(t->task_syscall_args);
 	g_free(t->cpus);
 	g_free(t->meta);
 	g_free(t->other_data);
@@ -698,6 +705,24 @@ void trace_syscall_enter(struct trace *t, unsigned cpu, const char *name,
 		args = intern_printf(t, "{\"address\":\"0x%" PRIx64 "\"}", start);
 	base_open(t, cpu, BASE_KERNEL, intern(t, name), args, CAT_SYSCALL, now);
 	t->cpus[cpu].cursor = now;
+	int task = t->cpus[cpu].task;
+	if (task >= 0) {
+		t->task_syscall[task] = t->cpus[cpu].name;
+		t->task_syscall_args[task] = args;
+	}
+}
+
+void trace_syscall_resume(struct trace *t, unsigned cpu, uint64_t now)
+{
+	struct trace_cpu *c = &t->cpus[cpu];
+	if (t->cut)
+		return;
+	settle(t, cpu, now);
+	g_assert(c->task >= 0);
+	base_close(t, cpu, now);
+	base_open(t, cpu, BASE_KERNEL, t->task_syscall[c->task], t->task_syscall_args[c->task],
+		  CAT_SYSCALL, now);
+	c->cursor = now;
 }
 
 void trace_syscall_exit(struct trace *t, unsigned cpu, uint64_t now)

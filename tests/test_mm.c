@@ -538,10 +538,11 @@ Test(mm_vma_lock, layout_merges_adjacent_chunks_of_a_region)
 }
 
 /*
- * munmap of chunk 1 splits [0-3]: chunk 0 keeps the lock, [2-3] get a new one,
+ * munmap of chunk 1 splits [0-3]: the shorter part, [0], gets a new lock,
  * written by the unmapping CPU and write-locked as long as its caller holds
- * mmap_lock; mapping chunk 1 again merges [0-3] back under chunk 0's lock and
- * frees the other, which the next split reuses.  Region 1 is never touched.
+ * mmap_lock, [2-3] keep theirs; mapping chunk 1 again merges [0-3] back under
+ * the longer run's lock and frees the other, which the next split reuses.
+ * Region 1 is never touched.
  */
 Test(mm_vma_lock, unmap_splits_and_map_merges_back)
 {
@@ -552,12 +553,12 @@ Test(mm_vma_lock, unmap_splits_and_map_merges_back)
 
 	mm_unmap_vma(mm, &v[1], &s, &e);
 	mm_vma_relink(mm, &v[1], 3);
-	struct vma_lock *b = v[2].vm_lock;
-	cr_expect_eq(v[0].vm_lock, a);
-	cr_expect_null(v[1].vm_lock);
+	struct vma_lock *b = v[0].vm_lock;
 	cr_assert_not_null(b);
 	cr_expect_neq(b, a);
-	cr_expect_eq(v[3].vm_lock, b);
+	cr_expect_null(v[1].vm_lock);
+	cr_expect_eq(v[2].vm_lock, a);
+	cr_expect_eq(v[3].vm_lock, a);
 	cr_expect_eq(v[4].vm_lock, other);
 	cr_expect_eq(b->sem.count.writer, 3, "vm_area_dup() by the unmapping CPU");
 	cr_expect(write_locked(mm, b), "a new VMA under its caller's write lock");
@@ -579,6 +580,29 @@ Test(mm_vma_lock, unmap_splits_and_map_merges_back)
 	mm_free(mm);
 }
 
+/*
+ * Unmapping chunks 0, 1, 2, ... of a long run one by one rewrites nothing
+ * but the chunk itself: the rest always keeps the lock (the work per call is
+ * the shorter part's length, here none).
+ */
+Test(mm_vma_lock, unmapping_a_long_run_in_order_keeps_its_lock)
+{
+	struct mm *mm = mm_new(1, 4);
+	for (unsigned c = 0; c < 64; c++)
+		mm_add_vma(mm, SPAN(0) + c * 4 * K4, 4 * K4, PS_4K, false, 0, c);
+	mm_finish_layout(mm);
+	struct vma_lock *a = mm->vmas[0].vm_lock;
+	uint64_t s = 0, e = 0;
+	for (unsigned c = 0; c < 63; c++) {
+		mm_unmap_vma(mm, &mm->vmas[c], &s, &e);
+		mm_vma_relink(mm, &mm->vmas[c], 0);
+		cr_assert_eq(mm->vmas[c + 1].vm_lock, a, "after chunk %u", c);
+		cr_assert_eq(mm->vmas[63].vm_lock, a, "after chunk %u", c);
+	}
+	cr_expect_eq(mm->free_vma_locks, NULL, "no lock was made or freed");
+	mm_free(mm);
+}
+
 /* The first chunk goes: the rest keeps the lock (the first one found). */
 Test(mm_vma_lock, unmap_of_the_first_chunk_keeps_the_lock_for_the_rest)
 {
@@ -595,7 +619,7 @@ Test(mm_vma_lock, unmap_of_the_first_chunk_keeps_the_lock_for_the_rest)
 }
 
 /* mprotect(read) of chunk 2 makes three VMAs of [0-3]; mprotect(write)
- * merges them again under the first one's lock. */
+ * merges them again under the longer part's lock, [0-1]'s. */
 Test(mm_vma_lock, protection_change_splits_and_merges)
 {
 	struct mm *mm = merged_chunks();

@@ -490,6 +490,43 @@ Test(trace, munmap_nests_and_flows, .timeout = 120)
 }
 
 /*
+ * A munmap that waits for mmap_lock (cpu 0's munmap holds it) sleeps inside
+ * the call: cpu 1's munmap slice ends at the switch to idle, after the
+ * syscall entry, and opens again when the release wakes it, so there are two
+ * on its track, both strictly nested.
+ */
+Test(trace, a_syscall_slept_in_reopens_its_slice)
+{
+	const char *w =
+		"{\"name\": \"sleeper\","
+		" \"regions\": [{\"name\": \"r\", \"chunks\": 2, \"chunk_size\": 16384}],"
+		" \"tasks\": ["
+		"  {\"name\": \"caller\", \"cpu\": 0, \"program\": ["
+		"    {\"op\": \"access\", \"region\": \"r\", \"chunk\": 0, \"pattern\": \"sequential\","
+		"     \"pages\": 4, \"rounds\": 1, \"write\": 1, \"cycles\": 10},"
+		"    {\"op\": \"set_flag\", \"flag\": \"go\", \"value\": 1},"
+		"    {\"op\": \"munmap\", \"region\": \"r\", \"chunk\": 0}]},"
+		"  {\"name\": \"faulter\", \"cpu\": 1, \"program\": ["
+		"    {\"op\": \"wait_flag\", \"flag\": \"go\", \"value\": 1},"
+		"    {\"op\": \"compute\", \"cycles\": 1000},"
+		"    {\"op\": \"munmap\", \"region\": \"r\", \"chunk\": 1}]}]}";
+	struct support_run run;
+	char *text = traced_run("tiny-2cpu.json", "linux-4.5", w, &all_events, &run);
+	cr_assert_eq(CPU(run, 1, syscalls), 1);
+	cr_assert_eq(CPU(run, 1, mmap_lock_acquisitions), 1);
+	cJSON *json = parse_trace(text);
+	struct slices slices = expect_strict_nesting(json);
+	unsigned on_cpu1 = 0;
+	for (unsigned n = 0; find(json, "B", "munmap", n); n++)
+		on_cpu1 += num_of(find(json, "B", "munmap", n), "tid") == 2;
+	cr_expect_eq(on_cpu1, 2, "entry and resume after the sleep");
+	slices_free(&slices);
+	cJSON_Delete(json);
+	g_free(text);
+	support_run_free(&run);
+}
+
+/*
  * Every thread an initiator (will-it-scale tlb_flush2 on 16 CPUs): shootdowns
  * cross, handlers interrupt syscalls whose kernel work the model computed
  * ahead, and 6.8 flushes locally while the IPIs fly.

@@ -501,6 +501,50 @@ Test(vm, fault_waits_for_munmap_holding_mmap_lock)
 }
 
 /*
+ * A task that waits for mmap_lock sleeps (rwsem_down_{read,write}_slowpath()
+ * schedule; no optimistic spinning): cpu 1 switches to idle and, once the
+ * munmap's release wakes it (an IPI later), back: two context switches more
+ * than when it does not wait, and it waits at least the IPI and the switch
+ * back.  A reader (cpu 1's write fault) holds the lock from the hand-off; a
+ * writer (cpu 1's own munmap of chunk 1) takes it with an RMW of its own
+ * once it runs, on the line the hand-off left on cpu 0.
+ */
+Test(vm, mmap_lock_waiters_sleep)
+{
+	char *w = lock_case(munmap_chunk0, true);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	g_free(w);
+	w = lock_case(compute_instead, true);
+	struct support_run base = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	g_free(w);
+	const struct topology_costs *costs = &base.topology->costs;
+	cr_expect_eq(CPU(r, 1, context_switches), CPU(base, 1, context_switches) + 2);
+	cr_expect_geq(CPU(r, 1, mmap_lock_wait_cycles),
+		      costs->ipi_latency[DIST_SOCKET] + costs->context_switch);
+	cr_expect_eq(r.result->total.stale_hits, 0);
+	support_run_free(&r);
+
+	/* cpu 1 unmaps chunk 1 (its 4 pages never touched) instead of writing it. */
+	w = lock_case(munmap_chunk0, true);
+	const char *write_op = "{\"op\": \"access\", \"region\": \"r\", \"chunk\": 1, "
+			       "\"pattern\": \"sequential\", \"pages\": 1,"
+			       "     \"rounds\": 1, \"write\": 1, \"cycles\": 10}";
+	cr_assert(strstr(w, write_op), "%s", w);
+	char **parts = g_strsplit(w, write_op, 2);
+	g_free(w);
+	w = g_strjoinv("{\"op\": \"munmap\", \"region\": \"r\", \"chunk\": 1}", parts);
+	g_strfreev(parts);
+	r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
+	cr_expect_eq(CPU(r, 1, context_switches), CPU(base, 1, context_switches) + 2);
+	cr_expect_geq(CPU(r, 1, mmap_lock_wait_cycles),
+		      costs->ipi_latency[DIST_SOCKET] + costs->context_switch +
+			  costs->line_transfer[DIST_SOCKET]);
+	support_run_free(&r);
+	support_run_free(&base);
+	g_free(w);
+}
+
+/*
  * With per-VMA locks the same fault takes only its VMA's lock: a VMA of its
  * own is free however long the munmap holds mmap_lock (one self transfer,
  * mmap_lock untouched by cpu 1).  A VMA merged with the munmapped one shares

@@ -118,13 +118,15 @@ void mm_finish_layout(struct mm *mm);
  *
  * mm_vma_relink(): @vma was just unmapped, mapped again or changed
  * protection by @cpu holding mmap_lock for writing: redo the kernel VMAs
- * around it as __split_vma() and vma_merge() would.  Each resulting run of
- * merged VMAs keeps the first lock found in it that no earlier run kept
- * (vma_merge() expands the previous VMA; a split leaves the original with
- * its lower part), else gets a new one: written last by @cpu (vm_area_dup())
- * and write-locked, as the kernel's new VMA under the caller's write lock.
- * Locks no run keeps are freed for reuse: their VMAs were write-locked by
- * the caller, so no fault holds them.
+ * around it as __split_vma() and vma_merge() would.  A split gives the
+ * shorter part a new lock, written last by @cpu (vm_area_dup()) and
+ * write-locked, as the kernel's new VMA under the caller's write lock; a
+ * merge keeps the longer run's lock and frees the other for reuse (its VMA
+ * was write-locked by the caller, so no fault holds it).  Which part keeps
+ * the old lock is the kernel's choice, not this: every lock involved was
+ * just drained and written by @cpu, so they are the same to the model, and
+ * the shorter part's rewrite keeps the work per call at the shorter part's
+ * length (a region of thousands of chunks unmapped one by one).
  */
 bool mm_vmas_merge(const struct vma *prev, const struct vma *vma);
 void mm_vma_relink(struct mm *mm, struct vma *vma, unsigned cpu);

@@ -12,12 +12,12 @@
  *
  * Waiting is event-driven: down_read()/down_write() grant at once (calling
  * @granted before they return) or queue the caller; the release that frees
- * the lock grants the next waiters then, each with its own RMW on the line
- * starting when the release's RMW completes, and calls their @granted.  A
- * waiting task keeps its CPU: nothing else runs there meanwhile (the kernel's
- * waiter spins, then sleeps, and a sleeping waiter's CPU could go idle; in the
- * workloads here each task has a CPU of its own, so the idle CPU would do
- * nothing useful either; its lazy-TLB mode is what this leaves out).
+ * the lock grants the next waiters then and calls their @granted when they
+ * hold it.  A waiting task sleeps (sched_block(): its CPU goes idle, lazy-TLB
+ * mode included, or runs another task) and the release wakes it
+ * (sched_wake_kernel()); without a scheduler (k->sched NULL, the unit tests
+ * that drive a semaphore by hand) it spins and takes the lock with its own
+ * RMW on the line as soon as the release's completes.
  *
  * Times: the caller passes when it asks (or releases), which may lie ahead of
  * the engine's clock but never behind it; @granted gets the time the caller

@@ -48,6 +48,9 @@ struct task {
 	bool has_remaining;
 	enum sched_work remaining_work;
 	bool wake_pending; /* woken while still running: do not block */
+	/* Set while it sleeps inside the kernel (sched_wake_kernel()): what it
+	 * goes on with when it runs again, instead of ops->run(). */
+	struct kcont kresume;
 	const struct task_ops *ops;
 	void *data; /* owned by the caller of sched_add_task() */
 };
@@ -70,6 +73,13 @@ void sched_yield_at(struct kernel *k, struct cpu *cpu, uint64_t time);
 void sched_exit(struct kernel *k, struct cpu *cpu, uint64_t time);
 /* Make a blocked task runnable at @time (>= now). */
 void sched_wake(struct kernel *k, struct task *task, uint64_t time);
+/*
+ * A sleep inside a syscall (a kernel wait that schedules, as an rwsem
+ * waiter's): sched_block() the task where it waits; sched_wake_kernel() makes
+ * it runnable at @time, and once it has its CPU again (after the switch from
+ * idle) @resume runs with the time it does, where ops->run() would.
+ */
+void sched_wake_kernel(struct kernel *k, struct task *task, uint64_t time, struct kcont resume);
 
 /* Interrupt handlers bracket themselves with these (see smp.c). */
 void sched_irq_enter(struct kernel *k, struct cpu *cpu, uint64_t time);

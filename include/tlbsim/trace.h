@@ -115,6 +115,8 @@ void trace_ack(struct trace *t, unsigned cpu, unsigned caller, unsigned slot, ui
 /* @name ("munmap", ...) of [start, end) in @vma (NULL for a fault at @start). */
 void trace_syscall_enter(struct trace *t, unsigned cpu, const char *name,
 			 const struct vma *vma, uint64_t start, uint64_t end, uint64_t now);
+/* The task that slept inside its syscall or fault runs it again at @now. */
+void trace_syscall_resume(struct trace *t, unsigned cpu, uint64_t now);
 /* The syscall or fault returns at @now; the task's user work goes on. */
 void trace_syscall_exit(struct trace *t, unsigned cpu, uint64_t now);
 
