@@ -1857,7 +1857,8 @@ def exp7(rows):
           + (f"The tasks' 1 MiB mappings stay one VMA nearly all the time: {aborts} of the "
              f"faults fell back, and every cell is within {pct(moved, 1)} of session 8's "
              "(one lock throughout, faults waiting on it: 1 810 195, 2 365 859, 1 548 637 and "
-             "2 263 775 loops/s; the tlb_gen line, also new, is part of the difference). "
+             "2 263 775 loops/s; the tlb_gen line and sleeping lock waiters, also new, are part of "
+             "the difference). "
              "So the split and "
              "merge do not turn the signs; session 8's run with one lock per chunk "
              "(docs/decisions.md), which gave 3/4 directions, took the shared line away "
@@ -1873,7 +1874,8 @@ def exp7(rows):
           + (("the " + " and ".join(m[k]["label"] for k in top) + " cell"
               + ("s run" if len(top) > 1 else " runs") + " at "
               + ", ".join(pct(m[k]["ops"] / ceiling * 100, 0) for k in top)
-              + " of that, so nothing else can raise them much, while the published "
+              + " of that, so nothing else can raise " + ("them" if len(top) > 1 else "it")
+              + " much, while the published "
               f"{fmt(m['linux-6.15']['pub'])} is {pct(m['linux-6.15']['pub'] / ceiling * 100, 0)}"
               " of it. ") if top else
              f"no cell reaches 90% of that (the published {fmt(m['linux-6.15']['pub'])} is "
