@@ -644,9 +644,10 @@ Test(mm_vma_lock, hugetlb_and_shared_chunks_keep_their_own_locks)
 	struct mm *mm = mm_new(1, 4);
 	mm_add_vma(mm, SPAN(0), M2, PS_2M, true, 0, 0);
 	mm_add_vma(mm, SPAN(1), M2, PS_2M, true, 0, 1);
-	struct vma *a = mm_add_vma(mm, SPAN(2), 4 * K4, PS_4K, false, 1, 0);
-	struct vma *b = mm_add_vma(mm, SPAN(2) + 4 * K4, 4 * K4, PS_4K, false, 1, 1);
-	a->shared = b->shared = true;
+	mm_add_vma(mm, SPAN(2), 4 * K4, PS_4K, false, 1, 0);
+	mm_add_vma(mm, SPAN(2) + 4 * K4, 4 * K4, PS_4K, false, 1, 1);
+	/* (after both: adding one may move the array) */
+	mm->vmas[2].shared = mm->vmas[3].shared = true;
 	mm_finish_layout(mm);
 	cr_expect_neq(mm->vmas[0].vm_lock, mm->vmas[1].vm_lock);
 	cr_expect_neq(mm->vmas[2].vm_lock, mm->vmas[3].vm_lock);
