@@ -4,6 +4,7 @@
 #   2. translation path: machine_translate() against a bare loop (bench_translate)
 #   3. end to end: tlbsim -T haswell-i7 -w munmap16
 #   4. scale: the munmap harness, one accessor per CPU, on 8..1024 CPUs
+#   5. locks: tlbsim -T amd-milan-36c -w tlb_flush2 -p linux-6.15 (36 tasks)
 # Each figure is the median (min–max) of several runs.  It configures a
 # Release build of this source tree in a temporary directory (removed at the
 # end), so it measures the working tree as it is.
@@ -177,3 +178,30 @@ for shape in "${shapes[@]}"; do
 			"$(stats "$out.rows" 6 2) | $(stats "$out.rows" 7 1) |"
 	done
 done
+echo
+
+# ---- 5. locks ---------------------------------------------------------------------
+echo "## 5. Locks: \`tlbsim -T amd-milan-36c -w tlb_flush2 -p linux-6.15 --set workload.threads=36\`"
+echo
+echo "36 tasks fault under one merged VMA's lock, madvise under mmap_lock, and munmap and mmap" \
+	"split and merge the VMA once per pass: the lock paths (rwsem.c, vm.c, mm.c), sleeping" \
+	"waiters and INVLPGB, with few accesses per event."
+echo
+locks="$work/locks"
+locks_args=(-T amd-milan-36c -w tlb_flush2 -p linux-6.15 --set workload.threads=36)
+[ "$quick" = 1 ] && locks_args+=(--set workload.iterations=300 --set workload.warmup=10)
+for _ in $(seq "$reps"); do
+	run_tlbsim "$locks" "${locks_args[@]}"
+done
+paste -d' ' "$locks.time" <(tr ',' ' ' <"$locks.csv") | awk -v s=$((c_sim_ns + 3)) \
+	-v e=$((c_events + 3)) '
+	{ printf "%s %s %.1f %.3f %.4f\n", $1, $2, $3 / 1024, $s / $1 / 1e6, $e / $1 / 1e6 }' \
+	>"$locks.rows"
+row1="$(head -1 "$locks.csv" | tr ',' ' ')"
+echo "$(echo "$row1" | awk -v s="$c_sim_ns" -v e="$c_events" \
+	'{ printf "Per run: %.1f ms simulated, %d events (identical in every run).", $s / 1e6, $e }')"
+echo
+echo "| wall s | CPU s (user+sys) | peak RSS MiB | simulated ms per wall s | M events per wall s |"
+echo "|---:|---:|---:|---:|---:|"
+echo "| $(stats "$locks.rows" 1 2) | $(stats "$locks.rows" 2 2) | $(stats "$locks.rows" 3 1) |" \
+	"$(stats "$locks.rows" 4 2) | $(stats "$locks.rows" 5 3) |"
