@@ -181,7 +181,8 @@ done
 echo
 
 # ---- 5. locks ---------------------------------------------------------------------
-echo "## 5. Locks: \`tlbsim -T amd-milan-36c -w tlb_flush2 -p linux-6.15 --set workload.threads=36\`"
+echo "## 5. Locks: \`tlbsim -T amd-milan-36c -w tlb_flush2 -p linux-6.15" \
+	"--set workload.threads=36\`"
 echo
 echo "36 tasks fault under one merged VMA's lock, madvise under mmap_lock, and munmap and mmap" \
 	"split and merge the VMA once per pass: the lock paths (rwsem.c, vm.c, mm.c), sleeping" \
