@@ -50,7 +50,7 @@
 	X(mmap_lock_wait_cycles)         /* cycles from asking for mmap_lock to holding it */      \
 	X(vma_lock_acquisitions)         /* per-VMA locks taken (faults; vma_start_write) */       \
 	X(vma_lock_wait_cycles)          /* cycles from asking for a VMA lock to holding it */     \
-	X(vma_lock_abort)                /* faults that fell back from the VMA lock to mmap_lock */ \
+	X(vma_lock_abort)                /* faults that gave up the VMA lock for mmap_lock */      \
 	X(syscalls)                      /* munmap/mmap/mprotect/madvise calls */
 
 struct counters {

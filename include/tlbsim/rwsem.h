@@ -29,7 +29,6 @@
 #include "tlbsim/kernel.h"
 #include "tlbsim/rwsem_types.h"
 
-
 /* init_rwsem(): unlocked, its line in nobody's cache yet. */
 void init_rwsem(struct rw_semaphore *sem);
 

@@ -1,9 +1,9 @@
 #ifndef TLBSIM_RWSEM_TYPES_H
 #define TLBSIM_RWSEM_TYPES_H
 /*
- * struct rw_semaphore alone, for the structures that embed one (mm.h's VMA
- * locks) without the kernel-layer API (rwsem.h), as the kernel's
- * rwsem_types split goes.
+ * struct rw_semaphore alone, for the machine-state structures that embed one
+ * (mm.h's VMA locks, as the kernel's vm_area_struct embeds its lock) without
+ * the kernel-layer API (rwsem.h).
  */
 #include <stdbool.h>
 #include "tlbsim/fabric.h"
