@@ -298,6 +298,53 @@ def exp1_runs():
             Run(1, "haswell-i7/smt-pair/tree_plru", "haswell-i7", "smt-pair", "linux-4.5", plru)]
 
 
+def loss_per_flush(phase, received, phase_dd, received_dd, gain):
+    """The time h each received flush costs the readers of its CPU, if that is the only
+    difference between two runs: their rate goes as 1 - received * h / phase (all per
+    CPU), and the second run's rate is GAIN times the first's."""
+    return (gain - 1) / (gain * received / phase - received_dd / phase_dd)
+
+
+def flush_cost_text(rows, runs):
+    """What the published de-dup gain for the readers asks of each received flush."""
+    base, dedup = PUB_A["linux-4.5"], PUB_A["linux-4.5-smt-dedup"]
+    cpus = int(rows[exp1_key("linux-4.5", 1)]["cpus"])
+    ghz = topology_value("haswell-i7", "clock_ghz")
+    pub = loss_per_flush(base["ms"] * 1e6, base["received"] / cpus, dedup["ms"] * 1e6,
+                         dedup["received"] / cpus, dedup["acc"] / base["acc"])
+    sims, handlers = [], []
+    for seed in EXP1_SEEDS:
+        b, d = rows[exp1_key("linux-4.5", seed)], rows[exp1_key("linux-4.5-smt-dedup", seed)]
+        sims.append(loss_per_flush(num(b, "phase_ns"), num(b, "nr_tlb_remote_flush_received") /
+                                   cpus, num(d, "phase_ns"),
+                                   num(d, "nr_tlb_remote_flush_received") / cpus,
+                                   num(d, "accesses_per_thread_ms") /
+                                   num(b, "accesses_per_thread_ms")))
+        handlers.append(num(b, "irq_ns") / num(b, "ipis_received"))
+    sim, handler = statistics.median(sims), statistics.median(handlers)
+    irq = sum(topology_value("haswell-i7", "costs", k) for k in ("irq_entry", "irq_exit"))
+    return ("What the published gain asks of each flush. Suppose each flush a CPU receives "
+            "costs the readers on it the same time h under both kernels, and nothing else "
+            "differs: a reader's access rate then goes as 1 - R h / P, with R the flushes a "
+            "CPU receives and P the measured phase (the harness's munmap time, which runs to "
+            "the end of the 10 ms tail). The published figures (R = "
+            f"{fmt(base['received'])} and {fmt(dedup['received'])} over {cpus} CPUs, P = "
+            f"{base['ms']} and {dedup['ms']} ms, access rate x"
+            f"{dedup['acc'] / base['acc']:.3f}) give h = {fmt(pub / 1000, 2)} us per received "
+            f"flush, about {fmt(pub * ghz)} cycles at {ghz} GHz, for flushes that INVLPG a "
+            "page or a few. The same formula on tlbsim's runs gives "
+            f"{fmt(sim / 1000, 2)} us (median of the seeds: the handler, "
+            f"{fmt(handler / 1000, 2)} us, plus the refills and the walker's queue it "
+            f"disturbs), "
+            + (f"{pub / sim:.1f} times less" if pub >= sim else f"{sim / pub:.1f} times more")
+            + "; the topology's interrupt entry and exit "
+            f"are {irq} cycles. So the published gain needs each flush IPI to cost the "
+            f"interrupted reader {pub * ghz / irq:.0f} times the interrupt's entry and exit, "
+            "more than calibration.md's 'a few hundred cycles bare' can give; or the two "
+            "published runs differ in more than the de-dup (single runs, whole-program "
+            "counts).")
+
+
 def smt_share_text(walk_rate, pub_walk_rate, pub_pair, pair):
     """How the siblings of each core share the STLB and the walker (4.5 run, per CPU)."""
     def over(rate):
@@ -483,9 +530,10 @@ def exp1(rows):
     walk_rate = int(r45["page_walks"]) / int(r45["accesses"]) * 100
     # Cycles the data caches added to the average walk (haswell-i7: 3.4 GHz).
     walk_extra = num(r45, "walk_load_ns") * 3.4 / int(r45["page_walks"])
-    # Published accesses in the measured phase (munmap time + 10 ms tail) by the
-    # harness's own figures, against the whole program's dTLB-load-misses.
-    pub_acc = PUB_A["linux-4.5"]["acc"] * 16 * (PUB_A["linux-4.5"]["ms"] + 10)
+    # Published accesses in the measured phase by the harness's own figures (its
+    # "munmap use" ms runs from the start flag to after the 10 ms tail), against the
+    # whole program's dTLB-load-misses.
+    pub_acc = PUB_A["linux-4.5"]["acc"] * 16 * PUB_A["linux-4.5"]["ms"]
     pub_walk_rate = PUB_A["linux-4.5"]["dtlb_load_misses"] / pub_acc * 100
     per_core = 2 * walk_rate / 100 * 30
     # Two threads per logical CPU: a CPU makes 2 x acc accesses per ms; a core's
@@ -533,9 +581,11 @@ def exp1(rows):
           "page walks queue for the core's single walker (`page_walkers` 1, shared by the two "
           f"siblings) at 30 cycles each. In tlbsim (seed 1) {walk_rate:.0f}% of the accesses walk, so a "
           f"core's walker is busy about {per_core:.0f} cycles per pair of accesses; the "
-          f"published run walked on about {pub_walk_rate:.0f}% of its accesses (18.7 M "
-          "dTLB-load-misses over the whole program against about 52 M accesses in the measured "
-          f"phase by its own figures) and took about {pub_pair:.0f} cycles per pair (20 ns "
+          f"published run walked on about {pub_walk_rate:.0f}% of its accesses "
+          f"({PUB_A['linux-4.5']['dtlb_load_misses'] / 1e6:.1f} M dTLB-load-misses over the "
+          f"whole program against about {pub_acc / 1e6:.0f} M accesses in the measured phase "
+          "by its own figures; whole-program misses, so an upper bound) and took about "
+          f"{pub_pair:.0f} cycles per pair (20 ns "
           "per access per thread, two threads per logical CPU, at 3.4 GHz). At that walk rate "
           f"a walk would have to cost about {pub_walk:.0f} cycles, not the topology's 30 "
           "(mynavi's figure for PTEs in cache, measured by one thread). One candidate is now "
@@ -552,6 +602,7 @@ def exp1(rows):
           "model was added, every access paid an L2 hit, its STLB hit and its walk one after the "
           "other and SMT siblings did not interfere; that matched this row to 0.2% by "
           "two errors cancelling, and was 2 times too slow on IvyBridge-EP, experiment 2.)")
+    s.add(flush_cost_text(rows, runs))
     pair = rows["haswell-i7/smt-pair"]
     s.add(smt_share_text(walk_rate, pub_walk_rate, pub_pair,
                          int(pair["page_walks"]) / int(pair["accesses"]) * 100))

@@ -389,6 +389,55 @@ class ReplacementBoundTest(unittest.TestCase):
         self.assertIn("changes the de-dup's gain for the readers", text)
 
 
+class SourceTest(unittest.TestCase):
+    def test_no_plain_string_holds_a_format_field(self):
+        """A piece of report text written as "..." where f"..." was meant prints its
+        {name:.0f} as is; docstrings aside, no plain string literal may hold one."""
+        import ast
+        import re
+        with open(validate.__file__) as f:
+            tree = ast.parse(f.read())
+        docstrings = {id(node.value) for node in ast.walk(tree)
+                      if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+        field = re.compile(r"\{[A-Za-z_][A-Za-z_0-9]*(\[[^\]]*\])*(\.[A-Za-z_]+)*(:[^}]*)?\}")
+        found = [(node.lineno, node.value) for node in ast.walk(tree)
+                 if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                 and id(node) not in docstrings and field.search(node.value)]
+        self.assertEqual(found, [])
+
+
+class FlushCostTest(unittest.TestCase):
+    """Experiment 1: the time per received flush the readers' de-dup gain asks for."""
+
+    def test_loss_per_flush_inverts_the_rate_model(self):
+        # 10 flushes of 1 in a phase of 100 leave 90%, 5 leave 95%: the gain 0.95 / 0.9.
+        self.assertAlmostEqual(validate.loss_per_flush(100, 10, 100, 5, 0.95 / 0.9), 1.0)
+        self.assertAlmostEqual(validate.loss_per_flush(200, 10, 100, 2, 0.96 / 0.9), 2.0)
+
+    def test_published_and_simulated_losses_come_from_their_figures(self):
+        base, dedup = validate.PUB_A["linux-4.5"], validate.PUB_A["linux-4.5-smt-dedup"]
+        def row(pub, scale, irq_ns):
+            return {"cpus": "8", "phase_ns": str(pub["ms"] * 1e6),
+                    "nr_tlb_remote_flush_received": str(pub["received"] * scale),
+                    "accesses_per_thread_ms": str(pub["acc"]), "irq_ns": str(irq_ns),
+                    "ipis_received": "1000"}
+        rows = {}
+        for seed in validate.EXP1_SEEDS:  # tlbsim receives half the flushes, as published
+            rows[validate.exp1_key("linux-4.5", seed)] = row(base, 0.5, 300000)
+            rows[validate.exp1_key("linux-4.5-smt-dedup", seed)] = row(dedup, 0.5, 300000)
+        text = validate.flush_cost_text(rows, None)
+        gain = dedup["acc"] / base["acc"]
+        h = (gain - 1) / (gain * base["received"] / 8 / (base["ms"] * 1e6)
+                          - dedup["received"] / 8 / (dedup["ms"] * 1e6))
+        fmt = validate.fmt
+        self.assertIn(f"give h = {fmt(h / 1000, 2)} us per received flush, about "
+                      f"{fmt(h * 3.4)} cycles at 3.4 GHz", text)
+        self.assertIn(f"gives {fmt(2 * h / 1000, 2)} us (median of the seeds: the handler, "
+                      "0.30 us, plus", text)
+        self.assertIn("2.0 times more", text)
+        self.assertIn(f"cost the interrupted reader {h * 3.4 / 600:.0f} times", text)
+
+
 @mock.patch.object(validate, "plot")
 class OtherSectionsTest(unittest.TestCase):
     """Experiments 3, 4 (mmtests), 5 and 7 on rows whose verdict is known."""
