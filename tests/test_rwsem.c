@@ -4,12 +4,16 @@
  * cpu 1 shares its socket, cpu 2 is on the other socket; a line moves
  * self/smt/socket/remote = 20/40/100/300 cycles (a line nobody wrote yet
  * costs the self transfer).  Grants are recorded with their times, so every
- * figure below is the sum of those transfers.
+ * figure below is the sum of those transfers.  The last tests give the
+ * semaphore a scheduler (two kernel threads on tiny-2cpu.json), so that its
+ * waiters sleep and are woken as in a simulation.
  */
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "tlbsim/config.h"
+#include "tlbsim/inputs.h"
 #include "tlbsim/rwsem.h"
+#include "tlbsim/sched.h"
 
 #ifndef TLBSIM_TEST_DATA
 #error "TLBSIM_TEST_DATA must be the absolute path of tests/data"
@@ -442,4 +446,194 @@ Test(rwsem, same_requests_same_grants_and_writers_exclusive)
 	cr_expect_gt(shared, 0, "and readers sharing the lock");
 	rig_free(&a);
 	rig_free(&b);
+}
+
+/* --------------------------------------------------------------------------
+ * Sleeping waiters, with a scheduler
+ * ------------------------------------------------------------------------ */
+
+/*
+ * tiny-2cpu.json (one socket, two cores: a line moves 100 cycles between
+ * them, an IPI takes 1500, a switch 2000) with linux-4.5's policy and two
+ * kernel threads, the holder pinned to cpu 0 and the waiter to cpu 1.  The
+ * holder takes the lock on its first run, holds it HOLD cycles and releases
+ * it; the waiter asks ASK_AFTER into its first run, sleeps, and once granted
+ * holds the lock for HOLD cycles too.  Every time below is a sum of the
+ * topology's costs from the release's RMW on.
+ */
+#define HOLD 10000
+#define ASK_AFTER 1000
+
+struct sleep_rig {
+	struct topology *topology;
+	struct policy *policy;
+	struct kernel k;
+	struct rw_semaphore sem;
+	bool holder_writes, waiter_writes;
+	struct task holder, waiter;
+	unsigned holder_runs, waiter_runs;
+	uint64_t released;      /* the holder's release RMW done */
+	uint64_t waiter_asked;  /* when the waiter called down_*() */
+	uint64_t waiter_granted;
+	bool waiter_slept;
+};
+
+static void no_ipi_delivery(void *ctx, unsigned cpu)
+{
+	(void)ctx;
+	cr_assert_fail("cpu %u got a delivered IPI: the wakeup is priced, not sent", cpu);
+}
+
+static void holder_granted(struct kernel *k, void *ctx, uint64_t time)
+{
+	(void)ctx;
+	sched_continue_at(k, &k->machine->cpus[0], time + HOLD, WORK_KERNEL);
+}
+
+static void holder_run(struct kernel *k, struct task *task, struct cpu *cpu, uint64_t now)
+{
+	struct sleep_rig *r = task->data;
+	struct kcont granted = {.fn = holder_granted, .ctx = r};
+	switch (r->holder_runs++) {
+	case 0:
+		if (r->holder_writes)
+			down_write(k, cpu, &r->sem, now, granted);
+		else
+			down_read(k, cpu, &r->sem, now, granted);
+		break;
+	case 1:
+		r->released = r->holder_writes ? up_write(k, cpu, &r->sem, now)
+					       : up_read(k, cpu, &r->sem, now);
+		sched_exit(k, cpu, r->released);
+		break;
+	default:
+		cr_assert_fail("the holder runs twice");
+	}
+}
+
+static void waiter_granted(struct kernel *k, void *ctx, uint64_t time)
+{
+	struct sleep_rig *r = ctx;
+	r->waiter_granted = time;
+	sched_continue_at(k, &k->machine->cpus[1], time + HOLD, WORK_KERNEL);
+}
+
+static void waiter_run(struct kernel *k, struct task *task, struct cpu *cpu, uint64_t now)
+{
+	struct sleep_rig *r = task->data;
+	struct kcont granted = {.fn = waiter_granted, .ctx = r};
+	switch (r->waiter_runs++) {
+	case 0:
+		sched_continue_at(k, cpu, now + ASK_AFTER, WORK_KERNEL);
+		break;
+	case 1:
+		r->waiter_asked = now;
+		if (r->waiter_writes)
+			down_write(k, cpu, &r->sem, now, granted);
+		else
+			down_read(k, cpu, &r->sem, now, granted);
+		/* Queued behind the holder, and so asleep (rwsem_queue() blocks a
+		 * task that waits). */
+		r->waiter_slept = rwsem_nr_waiters(&r->sem) == 1;
+		break;
+	case 2:
+		if (r->waiter_writes)
+			up_write(k, cpu, &r->sem, now);
+		else
+			up_read(k, cpu, &r->sem, now);
+		sched_exit(k, cpu, now);
+		break;
+	default:
+		cr_assert_fail("the waiter runs three times");
+	}
+}
+
+static const struct task_ops holder_ops = {.run = holder_run};
+static const struct task_ops waiter_ops = {.run = waiter_run};
+
+static cJSON *load_json(const char *path)
+{
+	GError *error = NULL;
+	cJSON *json = config_load_file(path, &error);
+	cr_assert_not_null(json, "%s", error ? error->message : "");
+	return json;
+}
+
+static void sleep_rig_run(struct sleep_rig *r, bool holder_writes, bool waiter_writes)
+{
+	GError *error = NULL;
+	*r = (struct sleep_rig){.holder_writes = holder_writes, .waiter_writes = waiter_writes};
+	const char *tpath = TLBSIM_TEST_DATA "/tiny-2cpu.json";
+	cJSON *tjson = load_json(tpath);
+	r->topology = topology_from_json(tjson, tpath, &error);
+	cr_assert_not_null(r->topology, "%s", error ? error->message : "");
+	char *ppath = inputs_resolve(INPUT_POLICY, "linux-4.5", &error);
+	cr_assert_not_null(ppath, "%s", error ? error->message : "");
+	cJSON *pjson = load_json(ppath);
+	r->policy = policy_from_json(pjson, ppath, &error);
+	cr_assert_not_null(r->policy, "%s", error ? error->message : "");
+	cJSON_Delete(tjson);
+	cJSON_Delete(pjson);
+	g_free(ppath);
+
+	r->k.policy = r->policy;
+	r->k.engine = engine_new(NR_LANES(topology_nr_cpus(r->topology)));
+	r->k.machine = machine_new(r->topology, r->k.engine, no_ipi_delivery, NULL);
+	kernel_init_inflight(&r->k);
+	init_rwsem(&r->sem);
+	sched_new(&r->k);
+	r->holder = (struct task){.pinned_cpu = 0, .ops = &holder_ops, .data = r};
+	r->waiter = (struct task){.pinned_cpu = 1, .ops = &waiter_ops, .data = r};
+	sched_add_task(&r->k, &r->holder);
+	sched_add_task(&r->k, &r->waiter);
+	sched_start(&r->k);
+	cr_assert_eq(engine_run(r->k.engine, ENGINE_NEVER, ENGINE_NEVER), ENGINE_EMPTY);
+
+	cr_assert(r->waiter_slept, "the waiter found the lock held and queued");
+	cr_assert_lt(r->waiter_asked, r->released, "it asked while the holder held the lock");
+	cr_assert_eq(r->waiter_runs, 3, "the waiter held the lock and released it");
+	cr_assert_eq(sched_nr_alive(&r->k), 0);
+	cr_assert_eq(r->sem.readers, 0);
+	cr_assert_not(r->sem.writer);
+	cr_assert_eq(g_hash_table_size(r->k.inflight), 0);
+}
+
+static void sleep_rig_free(struct sleep_rig *r)
+{
+	kernel_free_inflight(&r->k);
+	sched_free(r->k.sched);
+	machine_free(r->k.machine);
+	engine_free(r->k.engine);
+	policy_free(r->policy);
+	topology_free(r->topology);
+}
+
+/*
+ * A writer asleep on a reader's lock is woken by the release (an IPI's
+ * latency after its RMW), switches back in, and takes the lock with an RMW
+ * of its own (rwsem_try_write_lock()): the line comes from cpu 0, whose
+ * release wrote it last.
+ */
+Test(rwsem, sleeping_writer_takes_the_lock_with_its_own_rmw)
+{
+	struct sleep_rig r;
+	sleep_rig_run(&r, false, true);
+	const struct topology_costs *c = &r.topology->costs;
+	cr_expect_eq(r.waiter_granted - r.released,
+		     c->ipi_latency[DIST_SOCKET] + c->context_switch + c->line_transfer[DIST_SOCKET]);
+	sleep_rig_free(&r);
+}
+
+/*
+ * A reader asleep on a writer's lock is counted in by the waker
+ * (rwsem_mark_wake()): it holds the lock once it runs again, without an RMW.
+ */
+Test(rwsem, sleeping_reader_holds_the_lock_from_the_hand_off)
+{
+	struct sleep_rig r;
+	sleep_rig_run(&r, true, false);
+	const struct topology_costs *c = &r.topology->costs;
+	cr_expect_eq(r.waiter_granted - r.released,
+		     c->ipi_latency[DIST_SOCKET] + c->context_switch);
+	sleep_rig_free(&r);
 }
