@@ -406,6 +406,11 @@ class SourceTest(unittest.TestCase):
         self.assertEqual(found, [])
 
 
+def s_verdict(text):
+    """The mmtests verdict line of a section's text."""
+    return next(line for line in text.split("\n\n") if line.startswith("Verdict (mmtests)"))
+
+
 class FlushCostTest(unittest.TestCase):
     """Experiment 1: the time per received flush the readers' de-dup gain asks for."""
 
@@ -470,37 +475,60 @@ class OtherSectionsTest(unittest.TestCase):
         self.assertAlmostEqual(validate.mmtests_cost(rows, "m", "k", 2, exact=True),
                                statistics.mean(costs))
 
-    def test_mmtests_bounds_the_loss_per_flush_the_published_regression_needs(self, _plot):
-        """Each reader gets every flush and runs undisturbed through the 8 tails: for its
-        cost to grow by r it loses at least tails x (1 - 1/r), split over the flushes;
-        against it, interrupt entry and exit plus Hansen's dearest 350 cycles a page."""
+    @staticmethod
+    def mmtests_rows():
+        """mmtests rows in which each kernel INVLPGs as its rule says, 128 MiB in chunks."""
         rows = {}
         for run in validate.mmtests_runs():
             _, machine, kernel, t, n = run.key
             invlpg = kernel != "3.4.69" and n <= (256 if kernel == "3.13-rc3" else 128)
-            calls = 32768 // n  # 128 MiB in chunks of n pages
+            calls = 32768 // n
             rows[validate.keystr(run.key)] = harness_row(
                 1000, 1000, 6.0, op_count=calls,
                 nr_tlb_local_flush_one=calls * n if invlpg else 0, irq_ns=4000, ipis_received=2)
+        return rows
+
+    def test_mmtests_flush_bound_prices_the_bands_that_differ_at_the_dearest_costs(self, _plot):
+        """Where the dearer kernel INVLPGs n pages, a band's cost grows by at most
+        F x 350 n cycles / tail (the handlers are waited for); where it flushes whole, by
+        F R / (tail - F R), R a refill of the 512-page working set at 45 cycles a walk."""
+        rows = self.mmtests_rows()
+        def band_rows(kernel):
+            return [rows[validate.keystr(("mm", "ivybridge-i3-3240", kernel, 1, n))]
+                    for n in validate.MMTESTS_BANDS]
+        ghz, tail = 3.4, 10e6
+        invlpg = sum(32768 // n * 350 * n / ghz / tail
+                     for n in validate.MMTESTS_BANDS if n <= 256) / 8 * 100
+        self.assertAlmostEqual(validate.mmtests_flush_bound(
+            "ivybridge-i3-3240", band_rows("3.13-rc3"), band_rows("3.4.69")), invlpg)
+        flush_all = validate.topology_value("ivybridge-i3-3240", "costs", "flush_all")
+        refill = (512 * 45 + flush_all) / ghz
+        full = sum(32768 // n * refill / (tail - 32768 // n * refill)
+                   for n in (160, 224)) / 8 * 100
+        self.assertAlmostEqual(validate.mmtests_flush_bound(
+            "ivybridge-i3-3240", band_rows("shift 2"), band_rows("3.13-rc3")), full)
+        # The same kernel twice differs in no band.
+        self.assertEqual(validate.mmtests_flush_bound(
+            "ivybridge-i3-3240", band_rows("3.4.69"), band_rows("3.4.69")), 0)
+
         s = validate.Section("4", "t", "d")
         validate.mmtests_part(s, rows)
         text = "\n\n".join(s.parts)
-        # i3 T = 1: r = 11.17 / 5.15; 2067 flushes per reader over 80 ms of tails.
-        flushes = sum(32768 // n for n in validate.MMTESTS_BANDS)
-        r = 11.17 / 5.15
-        least = 8 * 10e6 * (1 - 1 / r) / flushes
-        pages = sum(32768 // n * n for n in validate.MMTESTS_BANDS if n <= 256) / flushes
-        dearest = (600 + 350 * pages) / 3.4
-        self.assertIn(f"| ivybridge-i3-3240 | 1 | 2.17 | {validate.fmt(flushes)} | "
-                      f"{validate.fmt(least / 1000, 1)} "
-                      f"| {validate.fmt(dearest / 1000, 1)} | 2.00 |", text)
-        self.assertIn(f"over the {pages:.0f} pages a 3.13-rc3 flush INVLPGs", text)
-        self.assertIn(f"In 5 of the 7 cells the least loss exceeds the dearest sourced handler "
-                      f"(ivybridge-i3-3240, T = 1: {least / dearest:.1f}x, "
-                      "ivybridge-i3-3240, T = 3: ", text)
-        self.assertIn("In ivybridge-i3-3240, T = 2, ivybridge-i7-3770, T = 3 a per-page cost "
-                      "near Hansen's traced loop would be enough", text)
-        self.assertNotIn("| 4 |", text.split("What the published regression asks")[1])
+        self.assertIn(f"| ivybridge-i3-3240 | 3.13-rc3 vs 3.4.69 | 1 | +116.9% | "
+                      f"{validate.signed(invlpg)} | +0.0% |", text)
+        # A published fall is bounded by the other kernel's largest rise, as a fall.
+        rise = validate.mmtests_flush_bound("ivybridge-i3-3240", band_rows("3.13-rc3"),
+                                            band_rows("shift 2"))
+        self.assertIn(f"| ivybridge-i3-3240 | shift 2 vs 3.13-rc3 | 1 | -6.0% | "
+                      f"{validate.signed(-rise / (1 + rise / 100))} | +0.0% |", text)
+        self.assertIn("In 10 of the 12 cells the published change is larger than the "
+                      "flushes can make at any sourced cost (ivybridge-i3-3240, 3.13-rc3 vs "
+                      "3.4.69 at T = 1, 3; ", text)
+        self.assertIn("In the others (ivybridge-i3-3240, 3.13-rc3 vs 3.4.69 at T = 2; "
+                      "ivybridge-i3-3240, shift 2 vs 3.13-rc3 at T = 1) it is within", text)
+        self.assertNotIn("| 4 |", text.split("What the flushes can do at most")[1])
+        self.assertIn("(in 6 of the 7 cells with a CPU per thread, more than the flushes can "
+                      "make at any sourced cost)", s_verdict(text))
 
     def test_exp5_at_the_published_figures_has_no_error(self, _plot):
         def row(share, switch_mm, atomics, switches):
