@@ -430,7 +430,7 @@ class FlushCostTest(unittest.TestCase):
         for seed in validate.EXP1_SEEDS:  # tlbsim receives half the flushes, as published
             rows[validate.exp1_key("linux-4.5", seed)] = row(base, 0.5, 300000)
             rows[validate.exp1_key("linux-4.5-smt-dedup", seed)] = row(dedup, 0.5, 300000)
-        text = validate.flush_cost_text(rows, None)
+        text = validate.flush_cost_text(rows)
         gain = dedup["acc"] / base["acc"]
         h = (gain - 1) / (gain * base["received"] / 8 / (base["ms"] * 1e6)
                           - dedup["received"] / 8 / (dedup["ms"] * 1e6))
