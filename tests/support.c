@@ -20,6 +20,30 @@ static cJSON *load_json(enum inputs_kind kind, const char *name, char **path_out
 	return json;
 }
 
+struct topology *support_topology(const char *name)
+{
+	GError *error = NULL;
+	char *path;
+	cJSON *json = load_json(INPUT_TOPOLOGY, name, &path);
+	struct topology *topology = topology_from_json(json, path, &error);
+	cr_assert_not_null(topology, "%s", error ? error->message : "");
+	cJSON_Delete(json);
+	g_free(path);
+	return topology;
+}
+
+struct policy *support_policy(const char *name)
+{
+	GError *error = NULL;
+	char *path;
+	cJSON *json = load_json(INPUT_POLICY, name, &path);
+	struct policy *policy = policy_from_json(json, path, &error);
+	cr_assert_not_null(policy, "%s", error ? error->message : "");
+	cJSON_Delete(json);
+	g_free(path);
+	return policy;
+}
+
 static struct sim_result *support_try(const char *topology, const char *policy,
 				      const char *const *sets, const char *workload_json,
 				      const struct support_outputs *outputs,

@@ -36,6 +36,11 @@ void support_run_free(struct support_run *run);
 char *support_run_error(const char *topology, const char *policy, const char *const *sets,
 			const char *workload_json, int *code);
 
+/* A topology from tests/data or bundled, and a bundled policy, loaded or the
+ * test fails: for tests that build a world by hand.  Free them as usual. */
+struct topology *support_topology(const char *name);
+struct policy *support_policy(const char *name);
+
 /* The names in directory @dir, sorted, joined with spaces ("" if empty); g_free(). */
 char *support_dir_listing(const char *dir);
 

@@ -10,14 +10,9 @@
  */
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/config.h"
-#include "tlbsim/inputs.h"
+#include "support.h"
 #include "tlbsim/rwsem.h"
 #include "tlbsim/sched.h"
-
-#ifndef TLBSIM_TEST_DATA
-#error "TLBSIM_TEST_DATA must be the absolute path of tests/data"
-#endif
 
 enum { SELF = 20, SMT = 40, SOCKET = 100, REMOTE = 300 };
 #define MAX_GRANTS 64
@@ -46,13 +41,7 @@ static void no_deliver(void *ctx, unsigned cpu)
 
 static void rig_init(struct rig *r)
 {
-	GError *err = NULL;
-	const char *path = TLBSIM_TEST_DATA "/tiny-2socket.json";
-	cJSON *json = config_load_file(path, &err);
-	cr_assert_not_null(json, "%s", err ? err->message : "?");
-	*r = (struct rig){.topology = topology_from_json(json, path, &err)};
-	cJSON_Delete(json);
-	cr_assert_not_null(r->topology, "%s", err ? err->message : "?");
+	*r = (struct rig){.topology = support_topology("tiny-2socket.json")};
 	r->k.engine = engine_new(NR_LANES(topology_nr_cpus(r->topology)));
 	r->k.machine = machine_new(r->topology, r->k.engine, no_deliver, NULL);
 	kernel_init_inflight(&r->k);
@@ -478,6 +467,21 @@ struct sleep_rig {
 	bool waiter_slept;
 };
 
+static void take(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem, bool write,
+		 uint64_t now, struct kcont granted)
+{
+	if (write)
+		down_write(k, cpu, sem, now, granted);
+	else
+		down_read(k, cpu, sem, now, granted);
+}
+
+static uint64_t release(struct kernel *k, struct cpu *cpu, struct rw_semaphore *sem, bool write,
+			uint64_t now)
+{
+	return write ? up_write(k, cpu, sem, now) : up_read(k, cpu, sem, now);
+}
+
 static void no_ipi_delivery(void *ctx, unsigned cpu)
 {
 	(void)ctx;
@@ -496,14 +500,10 @@ static void holder_run(struct kernel *k, struct task *task, struct cpu *cpu, uin
 	struct kcont granted = {.fn = holder_granted, .ctx = r};
 	switch (r->holder_runs++) {
 	case 0:
-		if (r->holder_writes)
-			down_write(k, cpu, &r->sem, now, granted);
-		else
-			down_read(k, cpu, &r->sem, now, granted);
+		take(k, cpu, &r->sem, r->holder_writes, now, granted);
 		break;
 	case 1:
-		r->released = r->holder_writes ? up_write(k, cpu, &r->sem, now)
-					       : up_read(k, cpu, &r->sem, now);
+		r->released = release(k, cpu, &r->sem, r->holder_writes, now);
 		sched_exit(k, cpu, r->released);
 		break;
 	default:
@@ -528,20 +528,13 @@ static void waiter_run(struct kernel *k, struct task *task, struct cpu *cpu, uin
 		break;
 	case 1:
 		r->waiter_asked = now;
-		if (r->waiter_writes)
-			down_write(k, cpu, &r->sem, now, granted);
-		else
-			down_read(k, cpu, &r->sem, now, granted);
+		take(k, cpu, &r->sem, r->waiter_writes, now, granted);
 		/* Queued behind the holder, and so asleep (rwsem_queue() blocks a
 		 * task that waits). */
 		r->waiter_slept = rwsem_nr_waiters(&r->sem) == 1;
 		break;
 	case 2:
-		if (r->waiter_writes)
-			up_write(k, cpu, &r->sem, now);
-		else
-			up_read(k, cpu, &r->sem, now);
-		sched_exit(k, cpu, now);
+		sched_exit(k, cpu, release(k, cpu, &r->sem, r->waiter_writes, now));
 		break;
 	default:
 		cr_assert_fail("the waiter runs three times");
@@ -551,31 +544,11 @@ static void waiter_run(struct kernel *k, struct task *task, struct cpu *cpu, uin
 static const struct task_ops holder_ops = {.run = holder_run};
 static const struct task_ops waiter_ops = {.run = waiter_run};
 
-static cJSON *load_json(const char *path)
-{
-	GError *error = NULL;
-	cJSON *json = config_load_file(path, &error);
-	cr_assert_not_null(json, "%s", error ? error->message : "");
-	return json;
-}
-
 static void sleep_rig_run(struct sleep_rig *r, bool holder_writes, bool waiter_writes)
 {
-	GError *error = NULL;
-	*r = (struct sleep_rig){.holder_writes = holder_writes, .waiter_writes = waiter_writes};
-	const char *tpath = TLBSIM_TEST_DATA "/tiny-2cpu.json";
-	cJSON *tjson = load_json(tpath);
-	r->topology = topology_from_json(tjson, tpath, &error);
-	cr_assert_not_null(r->topology, "%s", error ? error->message : "");
-	char *ppath = inputs_resolve(INPUT_POLICY, "linux-4.5", &error);
-	cr_assert_not_null(ppath, "%s", error ? error->message : "");
-	cJSON *pjson = load_json(ppath);
-	r->policy = policy_from_json(pjson, ppath, &error);
-	cr_assert_not_null(r->policy, "%s", error ? error->message : "");
-	cJSON_Delete(tjson);
-	cJSON_Delete(pjson);
-	g_free(ppath);
-
+	*r = (struct sleep_rig){.holder_writes = holder_writes, .waiter_writes = waiter_writes,
+				.topology = support_topology("tiny-2cpu.json"),
+				.policy = support_policy("linux-4.5")};
 	r->k.policy = r->policy;
 	r->k.engine = engine_new(NR_LANES(topology_nr_cpus(r->topology)));
 	r->k.machine = machine_new(r->topology, r->k.engine, no_ipi_delivery, NULL);

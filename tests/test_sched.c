@@ -9,8 +9,6 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "support.h"
-#include "tlbsim/config.h"
-#include "tlbsim/inputs.h"
 #include "tlbsim/sched.h"
 
 static char *compute_tasks(unsigned count, unsigned cycles, const char *cpu)
@@ -170,32 +168,10 @@ static void no_ipi(void *ctx, unsigned cpu)
 	cr_assert_fail("cpu %u got an IPI, but nothing here sends one", cpu);
 }
 
-static cJSON *rig_load(const char *path)
-{
-	GError *error = NULL;
-	cJSON *json = config_load_file(path, &error);
-	cr_assert_not_null(json, "%s", error ? error->message : "");
-	return json;
-}
-
 static void rig_init(struct rig *r)
 {
-	GError *error = NULL;
-	*r = (struct rig){0};
-	char *tpath = g_build_filename(TLBSIM_TEST_DATA, "tiny-2cpu.json", NULL);
-	cJSON *tjson = rig_load(tpath);
-	r->topology = topology_from_json(tjson, tpath, &error);
-	cr_assert_not_null(r->topology, "%s", error ? error->message : "");
-	char *ppath = inputs_resolve(INPUT_POLICY, "linux-4.5", &error);
-	cr_assert_not_null(ppath, "%s", error ? error->message : "");
-	cJSON *pjson = rig_load(ppath);
-	r->policy = policy_from_json(pjson, ppath, &error);
-	cr_assert_not_null(r->policy, "%s", error ? error->message : "");
-	cJSON_Delete(tjson);
-	cJSON_Delete(pjson);
-	g_free(tpath);
-	g_free(ppath);
-
+	*r = (struct rig){.topology = support_topology("tiny-2cpu.json"),
+			  .policy = support_policy("linux-4.5")};
 	r->k.policy = r->policy;
 	r->k.engine = engine_new(NR_LANES(topology_nr_cpus(r->topology)));
 	r->k.machine = machine_new(r->topology, r->k.engine, no_ipi, NULL);
