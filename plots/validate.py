@@ -2199,7 +2199,13 @@ tasks wait, and the LRU fix's gain does not come out (why is open). The
 data caches, modelled since session 7, show that the harnesses' page walks find their lines
 within L2, so walks that miss the caches do not explain the readers' speed (experiments 1 and
 3); the TLB replacement policy, a topology key since session 8, moves experiment 1's readers
-by about a tenth. The per-section analyses say which.
+by about a tenth. Some published effects are larger than the flushes can make at all:
+priced at the dearest costs a source gives, the harness's flushes cannot make most of Mel
+Gorman's published 3.13-rc3 regression nor shift 2's penalties (experiment 4), experiment 1's
+reader gain asks each received flush to cost tens of times an interrupt's entry and exit, and
+experiment 2's tables differ between runs of one configuration by as much as many of their
+effects; no model of the flush alone could match those. The per-section analyses say
+which.
 """
     body = "\n".join(s.markdown() for s in sections)
     with open(DOC, "w") as f:
