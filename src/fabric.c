@@ -68,28 +68,34 @@ uint64_t fabric_line_transfer(const struct fabric *fabric, unsigned from, unsign
 	return fabric->topology->costs.line_transfer[d];
 }
 
+/* Where an access of @line from @now can start: after any RMW in flight. */
+static uint64_t line_start(const struct cacheline *line, uint64_t now)
+{
+	return line->busy_until > now ? line->busy_until : now;
+}
+
+/* Bringing @line to @cpu: from its last writer, or memory's self cost if none. */
+static uint64_t line_pull(const struct fabric *fabric, const struct cacheline *line, unsigned cpu)
+{
+	return line->writer < 0 ? fabric->topology->costs.line_transfer[DIST_SELF]
+				: fabric_line_transfer(fabric, (unsigned)line->writer, cpu);
+}
+
 uint64_t fabric_line_rmw(const struct fabric *fabric, struct cacheline *line, unsigned cpu,
 			 uint64_t now)
 {
-	const struct topology_costs *costs = &fabric->topology->costs;
-	uint64_t start = line->busy_until > now ? line->busy_until : now;
-	uint64_t cost = line->writer < 0 ? costs->line_transfer[DIST_SELF]
-					 : fabric_line_transfer(fabric, (unsigned)line->writer, cpu);
+	line->busy_until = line_start(line, now) + line_pull(fabric, line, cpu);
 	line->writer = (int)cpu;
-	line->busy_until = start + cost;
 	return line->busy_until;
 }
 
 uint64_t fabric_line_read(const struct fabric *fabric, const struct cacheline *line, unsigned cpu,
 			  uint64_t now)
 {
-	const struct topology_costs *costs = &fabric->topology->costs;
-	uint64_t start = line->busy_until > now ? line->busy_until : now;
-	if (line->writer < 0)
-		return start + costs->line_transfer[DIST_SELF];
-	if ((unsigned)line->writer == cpu)
+	uint64_t start = line_start(line, now);
+	if (line->writer == (int)cpu)
 		return start; /* an L1 hit, below the model's resolution */
-	return start + fabric_line_transfer(fabric, (unsigned)line->writer, cpu);
+	return start + line_pull(fabric, line, cpu);
 }
 
 uint64_t fabric_broadcast(struct fabric *fabric, uint64_t issued, uint64_t not_before,
