@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include "tlbsim/engine.h"
+#include "tlbsim/engine/engine.h"
 
 #define MAX_REPETITIONS 64
 /* Power of two so a uniform draw is a mask, not a division. */

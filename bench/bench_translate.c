@@ -31,11 +31,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include "tlbsim/config.h"
-#include "tlbsim/inputs.h"
-#include "tlbsim/machine.h"
-#include "tlbsim/mm.h"
-#include "tlbsim/topology.h"
+#include "tlbsim/machine/machine.h"
+#include "tlbsim/machine/mm.h"
+#include "tlbsim/machine/topology.h"
+#include "tlbsim/sim/inputs.h"
+#include "tlbsim/util/config.h"
 
 #define MAX_REPETITIONS 64
 #define PAGES 512

@@ -1,8 +1,8 @@
 /* Helpers shared by the fuzz targets (fuzz.h). */
 #include <string.h>
 #include "fuzz.h"
-#include "tlbsim/config.h"
-#include "tlbsim/error.h"
+#include "tlbsim/util/config.h"
+#include "tlbsim/util/error.h"
 
 char *fuzz_text(const uint8_t *data, size_t size)
 {

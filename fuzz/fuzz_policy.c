@@ -1,7 +1,7 @@
 /* Fuzz target: bytes -> config_parse_string -> policy_from_json. */
 #include "fuzz.h"
-#include "tlbsim/config.h"
-#include "tlbsim/policy.h"
+#include "tlbsim/kernel/policy.h"
+#include "tlbsim/util/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

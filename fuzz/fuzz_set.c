@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fuzz.h"
-#include "tlbsim/config.h"
-#include "tlbsim/topology.h"
+#include "tlbsim/machine/topology.h"
+#include "tlbsim/util/config.h"
 
 #ifndef TLBSIM_SOURCE_DATADIR
 #error "TLBSIM_SOURCE_DATADIR must be the source tree (tlbsim_core defines it)"

@@ -5,8 +5,8 @@
  * says, and describe caches a machine can be built from.
  */
 #include "fuzz.h"
-#include "tlbsim/config.h"
-#include "tlbsim/topology.h"
+#include "tlbsim/machine/topology.h"
+#include "tlbsim/util/config.h"
 
 static void check_numbering(const struct topology *t)
 {

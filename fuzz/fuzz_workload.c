@@ -23,11 +23,11 @@
  */
 #include <string.h>
 #include "fuzz.h"
-#include "tlbsim/config.h"
-#include "tlbsim/policy.h"
-#include "tlbsim/sim.h"
-#include "tlbsim/topology.h"
-#include "tlbsim/workload.h"
+#include "tlbsim/kernel/policy.h"
+#include "tlbsim/machine/topology.h"
+#include "tlbsim/sim/sim.h"
+#include "tlbsim/util/config.h"
+#include "tlbsim/workload/workload.h"
 
 #define LOAD_CPUS 8
 #define RUN_MAX_TASKS 64
@@ -46,7 +46,7 @@
 #define UNBOUNDED UINT64_MAX
 
 #ifndef TLBSIM_SOURCE_DATADIR
-#error "TLBSIM_SOURCE_DATADIR must be the source tree (tlbsim_core defines it)"
+#error "TLBSIM_SOURCE_DATADIR must be the source tree (tlbsim_sim defines it)"
 #endif
 /* Read from the tree, not copied here: a copy went stale when the topology
  * format gained required keys, and the target aborted at start-up. */

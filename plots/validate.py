@@ -2131,6 +2131,14 @@ EXPERIMENTS = [("exp1-smt-dedup", exp1_runs, exp1), ("exp2-ivybridge-shift", Non
                ("exp5-lazy-tlb", exp5_runs, exp5), ("exp6-withheld", exp6_runs, exp6),
                ("exp7-invlpgb", exp7_runs, exp7)]
 
+
+
+def all_runs(full=False):
+    """Every run of the report, in EXPERIMENTS order (bench/same_csv.py records them)."""
+    return [r for name, fn, _ in EXPERIMENTS
+            for r in (exp2_runs(full) if name.startswith("exp2") else fn())]
+
+
 README_BEGIN = "<!-- validation summary: written by plots/report.sh -->"
 README_END = "<!-- end of validation summary -->"
 

@@ -3,8 +3,8 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "support.h"
-#include "tlbsim/config.h"
-#include "tlbsim/inputs.h"
+#include "tlbsim/sim/inputs.h"
+#include "tlbsim/util/config.h"
 
 static cJSON *load_json(enum inputs_kind kind, const char *name, char **path_out)
 {

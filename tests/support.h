@@ -5,7 +5,7 @@
  * string on a topology from tests/data (or a bundled one) under a bundled
  * policy with knob overrides.  Failures to load or run fail the test.
  */
-#include "tlbsim/sim.h"
+#include "tlbsim/sim/sim.h"
 
 struct support_run {
 	struct topology *topology;

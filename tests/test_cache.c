@@ -4,7 +4,7 @@
  * geometries.
  */
 #include <criterion/criterion.h>
-#include "tlbsim/cache.h"
+#include "tlbsim/machine/cache.h"
 
 static struct cache *cache_of(unsigned sets, unsigned ways)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/counters.h"
+#include "tlbsim/machine/counters.h"
 
 #define COUNT_ONE(name) +1
 static const unsigned nr_declared = 0 COUNTERS_FOREACH(COUNT_ONE);

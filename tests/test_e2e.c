@@ -28,8 +28,8 @@
 #include <math.h>
 #include <glib/gstdio.h>
 #include "support.h"
-#include "tlbsim/counters.h"
-#include "tlbsim/report.h"
+#include "tlbsim/cli/report.h"
+#include "tlbsim/machine/counters.h"
 
 #ifndef TLBSIM_BINARY
 #error "TLBSIM_BINARY must be the absolute path of the tlbsim program"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/engine.h"
+#include "tlbsim/engine/engine.h"
 
 /* Every test event appends (now, arg) to a log. */
 #define LOG_MAX 20000

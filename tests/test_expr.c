@@ -6,8 +6,8 @@
 #include <inttypes.h>
 #include <string.h>
 #include <criterion/criterion.h>
-#include "tlbsim/error.h"
-#include "tlbsim/expr.h"
+#include "tlbsim/util/error.h"
+#include "tlbsim/workload/expr.h"
 
 /* ---- Helpers ---------------------------------------------------------------- */
 

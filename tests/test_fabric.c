@@ -8,8 +8,8 @@
 #include <signal.h>
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/config.h"
-#include "tlbsim/fabric.h"
+#include "tlbsim/machine/fabric.h"
+#include "tlbsim/util/config.h"
 
 #ifndef TLBSIM_TEST_DATA
 #error "TLBSIM_TEST_DATA must be the absolute path of tests/data"

@@ -15,11 +15,11 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/config.h"
-#include "tlbsim/error.h"
-#include "tlbsim/policy.h"
-#include "tlbsim/topology.h"
-#include "tlbsim/workload.h"
+#include "tlbsim/kernel/policy.h"
+#include "tlbsim/machine/topology.h"
+#include "tlbsim/util/config.h"
+#include "tlbsim/util/error.h"
+#include "tlbsim/workload/workload.h"
 
 #ifndef TLBSIM_SOURCE_DIR
 #error "TLBSIM_SOURCE_DIR must be the absolute path of the source tree"

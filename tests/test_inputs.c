@@ -14,9 +14,9 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include <glib/gstdio.h>
-#include "tlbsim/config.h"
-#include "tlbsim/error.h"
-#include "tlbsim/inputs.h"
+#include "tlbsim/sim/inputs.h"
+#include "tlbsim/util/config.h"
+#include "tlbsim/util/error.h"
 
 #ifndef TLBSIM_TEST_DATA
 #error "TLBSIM_TEST_DATA must be the absolute path of tests/data"

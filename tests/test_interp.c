@@ -8,10 +8,10 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include <glib/gstdio.h>
-#include "tlbsim/inputs.h"
-#include "tlbsim/interp.h"
-#include "tlbsim/rng.h"
-#include "tlbsim/sim.h"
+#include "tlbsim/sim/inputs.h"
+#include "tlbsim/sim/sim.h"
+#include "tlbsim/util/rng.h"
+#include "tlbsim/workload/interp.h"
 #include "support.h"
 
 static struct sim_result *run(const struct inputs *in, bool run_ahead, uint64_t seed)

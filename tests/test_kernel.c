@@ -9,7 +9,7 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/kernel.h"
+#include "tlbsim/kernel/kernel.h"
 
 static unsigned inflight(const struct kernel *k)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/mm.h"
+#include "tlbsim/machine/mm.h"
 
 #define K4 UINT64_C(0x1000)
 #define M2 UINT64_C(0x200000)

@@ -21,8 +21,8 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include "support.h"
-#include "tlbsim/error.h"
-#include "tlbsim/output.h"
+#include "tlbsim/cli/output.h"
+#include "tlbsim/util/error.h"
 
 static char *dir;
 

@@ -8,8 +8,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 #include <glib.h>
-#include "tlbsim/inputs.h"
-#include "tlbsim/sim.h"
+#include "tlbsim/sim/inputs.h"
+#include "tlbsim/sim/sim.h"
 
 /* Per shipped workload: the --set values that make it small. */
 static const struct {

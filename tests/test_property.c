@@ -74,10 +74,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "tlbsim/config.h"
-#include "tlbsim/error.h"
-#include "tlbsim/rng.h"
-#include "tlbsim/sim.h"
+#include "tlbsim/sim/sim.h"
+#include "tlbsim/util/config.h"
+#include "tlbsim/util/error.h"
+#include "tlbsim/util/rng.h"
 
 /* 200 cases: about 25 s of CPU in the RelWithDebInfo build, 3 min under ASan
  * (measured on the 2-core development VM; see the report in the commit). */

@@ -24,9 +24,9 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/config.h"
-#include "tlbsim/error.h"
-#include "tlbsim/report.h"
+#include "tlbsim/cli/report.h"
+#include "tlbsim/util/config.h"
+#include "tlbsim/util/error.h"
 
 #ifndef TLBSIM_TEST_DATA
 #error "TLBSIM_TEST_DATA must be the absolute path of tests/data"

@@ -7,7 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/rng.h"
+#include "tlbsim/util/rng.h"
 
 __extension__ typedef unsigned __int128 u128;
 

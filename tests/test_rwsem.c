@@ -11,8 +11,8 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "support.h"
-#include "tlbsim/rwsem.h"
-#include "tlbsim/sched.h"
+#include "tlbsim/kernel/rwsem.h"
+#include "tlbsim/kernel/sched.h"
 
 enum { SELF = 20, SMT = 40, SOCKET = 100, REMOTE = 300 };
 #define MAX_GRANTS 64
@@ -549,12 +549,10 @@ static void sleep_rig_run(struct sleep_rig *r, bool holder_writes, bool waiter_w
 	*r = (struct sleep_rig){.holder_writes = holder_writes, .waiter_writes = waiter_writes,
 				.topology = support_topology("tiny-2cpu.json"),
 				.policy = support_policy("linux-4.5")};
-	r->k.policy = r->policy;
-	r->k.engine = engine_new(NR_LANES(topology_nr_cpus(r->topology)));
-	r->k.machine = machine_new(r->topology, r->k.engine, no_ipi_delivery, NULL);
-	kernel_init_inflight(&r->k);
+	struct engine *engine = engine_new(NR_LANES(topology_nr_cpus(r->topology)));
+	kernel_boot(&r->k, r->policy, engine,
+		    machine_new(r->topology, engine, no_ipi_delivery, NULL));
 	init_rwsem(&r->sem);
-	sched_new(&r->k);
 	r->holder = (struct task){.pinned_cpu = 0, .ops = &holder_ops, .data = r};
 	r->waiter = (struct task){.pinned_cpu = 1, .ops = &waiter_ops, .data = r};
 	sched_add_task(&r->k, &r->holder);
@@ -573,10 +571,11 @@ static void sleep_rig_run(struct sleep_rig *r, bool holder_writes, bool waiter_w
 
 static void sleep_rig_free(struct sleep_rig *r)
 {
-	kernel_free_inflight(&r->k);
-	sched_free(r->k.sched);
-	machine_free(r->k.machine);
-	engine_free(r->k.engine);
+	struct machine *machine = r->k.machine;
+	struct engine *engine = r->k.engine;
+	kernel_shutdown(&r->k);
+	machine_free(machine);
+	engine_free(engine);
 	policy_free(r->policy);
 	topology_free(r->topology);
 }

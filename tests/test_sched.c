@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "support.h"
-#include "tlbsim/sched.h"
+#include "tlbsim/kernel/sched.h"
 
 static char *compute_tasks(unsigned count, unsigned cycles, const char *cpu)
 {
@@ -172,10 +172,8 @@ static void rig_init(struct rig *r)
 {
 	*r = (struct rig){.topology = support_topology("tiny-2cpu.json"),
 			  .policy = support_policy("linux-4.5")};
-	r->k.policy = r->policy;
-	r->k.engine = engine_new(NR_LANES(topology_nr_cpus(r->topology)));
-	r->k.machine = machine_new(r->topology, r->k.engine, no_ipi, NULL);
-	sched_new(&r->k);
+	struct engine *engine = engine_new(NR_LANES(topology_nr_cpus(r->topology)));
+	kernel_boot(&r->k, r->policy, engine, machine_new(r->topology, engine, no_ipi, NULL));
 	r->task = (struct task){.pinned_cpu = 0, .ops = &quiet_task_ops, .data = r};
 	sched_add_task(&r->k, &r->task);
 	sched_start(&r->k);
@@ -183,9 +181,11 @@ static void rig_init(struct rig *r)
 
 static void rig_free(struct rig *r)
 {
-	sched_free(r->k.sched);
-	machine_free(r->k.machine);
-	engine_free(r->k.engine);
+	struct machine *machine = r->k.machine;
+	struct engine *engine = r->k.engine;
+	kernel_shutdown(&r->k);
+	machine_free(machine);
+	engine_free(engine);
 	policy_free(r->policy);
 	topology_free(r->topology);
 }

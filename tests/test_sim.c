@@ -5,8 +5,8 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "support.h"
-#include "tlbsim/config.h"
-#include "tlbsim/error.h"
+#include "tlbsim/util/config.h"
+#include "tlbsim/util/error.h"
 
 static const char *waits_forever =
 	"{\"name\": \"stuck\","

@@ -12,10 +12,10 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include <glib/gstdio.h>
-#include "tlbsim/error.h"
-#include "tlbsim/report.h"
-#include "tlbsim/sim.h"
-#include "tlbsim/sweep.h"
+#include "tlbsim/cli/report.h"
+#include "tlbsim/cli/sweep.h"
+#include "tlbsim/sim/sim.h"
+#include "tlbsim/util/error.h"
 
 #ifndef TLBSIM_TEST_DATA
 #error "TLBSIM_TEST_DATA must be the absolute path of tests/data"

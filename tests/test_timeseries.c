@@ -12,8 +12,8 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "support.h"
-#include "tlbsim/counters.h"
-#include "tlbsim/timeseries.h"
+#include "tlbsim/machine/counters.h"
+#include "tlbsim/observe/timeseries.h"
 
 /* One munmap every 20 µs on CPU 0 while a reader runs on CPU 1, a 1 ms sleep
  * of CPU 0 (the reader goes on alone, running ahead), four more munmaps. */

@@ -5,7 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/tlb.h"
+#include "tlbsim/machine/tlb.h"
 
 #define K4 UINT64_C(0x1000)
 #define M2 UINT64_C(0x200000)

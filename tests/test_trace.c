@@ -20,9 +20,9 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "support.h"
-#include "tlbsim/config.h"
-#include "tlbsim/inputs.h"
-#include "tlbsim/trace.h"
+#include "tlbsim/observe/trace.h"
+#include "tlbsim/sim/inputs.h"
+#include "tlbsim/util/config.h"
 
 #define GOLDEN TLBSIM_TEST_DATA "/trace-golden.json"
 
@@ -453,19 +453,6 @@ Test(trace, golden_tiny_munmap_story)
 	cJSON_Delete(json);
 	g_free(text);
 	support_run_free(&run);
-}
-
-Test(trace, reason_names_are_the_kernels)
-{
-	cr_expect_str_eq(trace_flush_reason_name(TRACE_TLB_FLUSH_ON_TASK_SWITCH),
-			 "TLB_FLUSH_ON_TASK_SWITCH");
-	cr_expect_str_eq(trace_flush_reason_name(TRACE_TLB_REMOTE_SHOOTDOWN), "TLB_REMOTE_SHOOTDOWN");
-	cr_expect_str_eq(trace_flush_reason_name(TRACE_TLB_LOCAL_SHOOTDOWN), "TLB_LOCAL_SHOOTDOWN");
-	cr_expect_str_eq(trace_flush_reason_name(TRACE_TLB_LOCAL_MM_SHOOTDOWN),
-			 "TLB_LOCAL_MM_SHOOTDOWN");
-	cr_expect_str_eq(trace_flush_reason_name(TRACE_TLB_REMOTE_SEND_IPI), "TLB_REMOTE_SEND_IPI");
-	cr_expect_str_eq(trace_flush_reason_name(TRACE_TLB_REMOTE_WRONG_CPU),
-			 "TLB_REMOTE_WRONG_CPU");
 }
 
 /* ---- bigger runs ------------------------------------------------------------------ */

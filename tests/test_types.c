@@ -1,6 +1,6 @@
 /* Page-size names and arithmetic (src/types.c, include/tlbsim/types.h). */
 #include <criterion/criterion.h>
-#include "tlbsim/types.h"
+#include "tlbsim/util/types.h"
 
 Test(types, page_sizes)
 {

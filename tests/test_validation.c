@@ -10,8 +10,8 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/inputs.h"
-#include "tlbsim/sim.h"
+#include "tlbsim/sim/inputs.h"
+#include "tlbsim/sim/sim.h"
 
 struct vrun {
 	struct inputs in;

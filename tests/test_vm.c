@@ -6,7 +6,7 @@
 #include <glib.h>
 #include <string.h>
 #include "support.h"
-#include "tlbsim/error.h"
+#include "tlbsim/util/error.h"
 
 /*
  * cpu 0 runs @call on the 4-page "victim" while cpu 1 keeps touching all of

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <glib.h>
-#include "tlbsim/config.h"
-#include "tlbsim/error.h"
-#include "tlbsim/workload.h"
+#include "tlbsim/util/config.h"
+#include "tlbsim/util/error.h"
+#include "tlbsim/workload/workload.h"
 
 #ifndef TLBSIM_TEST_DATA
 #error "TLBSIM_TEST_DATA must be the absolute path of tests/data"

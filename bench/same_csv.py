@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Records what a tlbsim binary writes for every shipped input, or compares two records.
+
+A change that should move no figure (a refactor, a speed-up) must leave every
+byte of these outputs as it was:
+
+  - every shipped topology x every shipped workload under the topology's
+    default preset: the CSV row and the per-CPU CSV (--shrunk: the workloads
+    made small with the --set values of tests/test_presets.c's table, which
+    is what CI runs);
+  - every shipped preset on the machines where it is correct (as
+    tests/test_presets.c pairs them), every shipped workload;
+  - a trace and a time series of three short runs, one per architecture;
+  - with --validation, every run of docs/validation.md (plots/validate).
+
+Usage:
+  bench/same_csv.py record DIR [--tlbsim BIN] [--jobs N] [--shrunk] [--validation]
+  bench/same_csv.py compare DIR_BEFORE DIR_AFTER
+  bench/same_csv.py check [--tlbsim BIN] [--shrunk] ...   (record into a temporary
+        directory and compare with --against DIR)
+
+record writes one file per output into DIR and DIR/index.tsv (name, command);
+compare prints each file that differs and exits 1 if any does.
+"""
+import argparse
+import concurrent.futures
+import filecmp
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+# tests/test_presets.c's shrink table, per workload (kept in step with it:
+# test_presets fails on a shipped workload without an entry, and this script
+# on a workload it does not know).
+SHRINK = {
+    "munmap16": ["workload.file_size=8M", "workload.tail_ms=1"],
+    "munmap": ["workload.file_size=8M", "workload.tail_ms=1"],
+    "mprotect-thp": ["workload.file_size=32M", "workload.threads=4", "workload.tail_ms=1"],
+    "madv-pageout": ["workload.iterations=10"],
+    "madv-local-flush": ["workload.iterations=10"],
+    "smt-pair": ["workload.span=4M", "workload.rounds=4"],
+    "netperf-lazy": ["workload.requests=24"],
+    "tlb_flush1": ["workload.iterations=40", "workload.warmup=4", "workload.threads=4"],
+    "tlb_flush2": ["workload.iterations=40", "workload.warmup=4", "workload.threads=4",
+                   "workload.pages=16"],
+    "tlb_flush3": ["workload.iterations=40", "workload.warmup=4", "workload.threads=4"],
+}
+
+# Where each preset is correct (tests/test_presets.c).
+PRESET_MACHINES = {
+    "x86": ["haswell-i7"],
+    "riscv": ["th1520", "sifive-unmatched"],
+    "arm64": ["arm64-n1"],
+}
+
+# Full-size runs that take minutes are run shrunk even without --shrunk.
+SLOW_FULL = {("synthetic-1024", w) for w in SHRINK}
+
+TIMELINES = [("haswell-i7", "munmap", "linux-4.19"), ("arm64-n1", "madv-pageout", "arm64-6.5"),
+             ("th1520", "netperf-lazy", "riscv-6.8")]
+
+
+def names(kind):
+    d = os.path.join(ROOT, kind)
+    return sorted(f[:-5] for f in os.listdir(d) if f.endswith(".json"))
+
+
+def preset_arch(name):
+    if name.startswith("riscv"):
+        return "riscv"
+    if name.startswith("arm64"):
+        return "arm64"
+    return "x86"
+
+
+def cases(shrunk, validation):
+    """(name, argv without the binary, [(flag, file suffix)...]) per output set."""
+    out = []
+    workloads = names("workloads")
+    for w in workloads:
+        if w not in SHRINK:
+            raise SystemExit(f"same_csv: shipped workload {w} has no SHRINK entry: add one")
+    for t in names("topologies"):
+        for w in workloads:
+            small = shrunk or (t, w) in SLOW_FULL
+            sets = SHRINK[w] if small else []
+            argv = ["-T", t, "-w", w] + [a for s in sets for a in ("--set", s)]
+            out.append((f"matrix-{t}-{w}{'-small' if small else ''}", argv, ["--per-cpu"]))
+    for p in names("policies"):
+        for t in PRESET_MACHINES[preset_arch(p)]:
+            for w in workloads:
+                argv = ["-T", t, "-w", w, "-p", p] + [a for s in SHRINK[w] for a in ("--set", s)]
+                out.append((f"preset-{p}-{t}-{w}", argv, []))
+    for t, w, p in TIMELINES:
+        argv = ["-T", t, "-w", w, "-p", p] + [a for s in SHRINK[w] for a in ("--set", s)]
+        argv += ["--interval", "20000"]
+        out.append((f"timeline-{t}-{w}", argv, ["--trace", "--timeseries"]))
+    if validation:
+        sys.path.insert(0, os.path.join(ROOT, "plots"))
+        import validate  # noqa: E402  (plots/ is not a package path)
+        for run in validate.all_runs():
+            argv = run.argv("tlbsim")[1:]
+            argv = [a for a in argv if a != "--host-time" and not a.startswith("--per-cpu")]
+            key = validate.keystr(run.key).replace("/", "-").replace(" ", "_")
+            out.append((f"validation-exp{run.exp}-{key}", argv, []))
+    return out
+
+
+def record(args):
+    os.makedirs(args.dir, exist_ok=True)
+    todo = cases(args.shrunk, args.validation)
+
+    def one(case):
+        name, argv, extra = case
+        files = [os.path.join(args.dir, name + ".csv")]
+        full = [args.tlbsim] + argv + ["-q", "-o", files[0]]
+        for flag in extra:
+            suffix = {"--per-cpu": "-cpus.csv", "--trace": "-trace.json",
+                      "--timeseries": "-series.csv"}[flag]
+            files.append(os.path.join(args.dir, name + suffix))
+            full += [flag, files[-1]]
+        p = subprocess.run(full, capture_output=True, text=True)
+        status = "" if p.returncode == 0 else f"exit {p.returncode}: {p.stderr.strip()}"
+        if p.returncode != 0:
+            # A refusal is an output too: it must stay the same.
+            with open(files[0], "w") as f:
+                f.write(f"exit {p.returncode}\n{p.stderr}")
+        return name, shlex.join(["tlbsim"] + argv), status
+
+    done = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool, \
+            open(os.path.join(args.dir, "index.tsv"), "w") as index:
+        for name, command, status in pool.map(one, todo):
+            done += 1
+            index.write(f"{name}\t{command}\t{status}\n")
+            if not args.quiet:
+                print(f"[{done}/{len(todo)}] {name} {status}", file=sys.stderr, flush=True)
+    print(f"same_csv: {len(todo)} runs recorded in {args.dir}", file=sys.stderr)
+
+
+def compare(a, b):
+    fa = sorted(f for f in os.listdir(a) if f != "index.tsv")
+    fb = sorted(f for f in os.listdir(b) if f != "index.tsv")
+    bad = sorted(set(fa) ^ set(fb))
+    for f in bad:
+        print(f"only in one record: {f}")
+    differ = [f for f in sorted(set(fa) & set(fb))
+              if not filecmp.cmp(os.path.join(a, f), os.path.join(b, f), shallow=False)]
+    for f in differ:
+        print(f"differs: {f}")
+    same = len(set(fa) & set(fb)) - len(differ)
+    print(f"same_csv: {same} files identical, {len(differ)} differ, {len(bad)} unpaired")
+    return 1 if differ or bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("record", "check"):
+        r = sub.add_parser(name)
+        if name == "record":
+            r.add_argument("dir")
+        else:
+            r.add_argument("--against", required=True, help="a record to compare with")
+        r.add_argument("--tlbsim", default=os.environ.get("TLBSIM",
+                                                          os.path.join(ROOT, "build", "tlbsim")))
+        r.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+        r.add_argument("--shrunk", action="store_true")
+        r.add_argument("--validation", action="store_true")
+        r.add_argument("--quiet", action="store_true")
+    c = sub.add_parser("compare")
+    c.add_argument("before")
+    c.add_argument("after")
+    args = ap.parse_args()
+    if args.cmd == "compare":
+        sys.exit(compare(args.before, args.after))
+    args.tlbsim = os.path.abspath(args.tlbsim)
+    if args.cmd == "record":
+        record(args)
+        return
+    with tempfile.TemporaryDirectory(prefix="same_csv.") as d:
+        args.dir = d
+        record(args)
+        sys.exit(compare(args.against, d))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+#ifndef TLBSIM_REPORT_H
+#define TLBSIM_REPORT_H
+/*
+ * Output: the CSV row per run, the per-CPU CSV, and the human summary line.
+ * Columns are declared once, in a table in report.c; README documents each.
+ * Every figure is computed with integer arithmetic, so the same run prints
+ * the same bytes on any machine.
+ */
+#include <stdbool.h>
+#include <glib.h>
+#include "tlbsim/sim/sim.h"
+
+struct report_meta {
+	const char *topology;
+	const char *workload;
+	const char *policy;
+	uint64_t seed;
+	const struct topology *topo;
+	const struct workload *w;
+	bool host_time;      /* fill host_seconds (the only host-dependent column) */
+	double host_seconds;
+	/* Leading columns' values (a sweep's run index and grid point, --label),
+	 * NULL-terminated, one per name given to report_csv_header(); NULL: none. */
+	const char *const *label_values;
+};
+
+/* @label_names: leading columns before the run's own, NULL-terminated; NULL:
+ * none.  Check each with report_check_label() first. */
+void report_csv_header(GString *out, const char *const *label_names);
+void report_csv_row(GString *out, const struct report_meta *meta, const struct sim_result *r);
+/* Header and one row per CPU. */
+void report_per_cpu_csv(GString *out, const struct report_meta *meta,
+			const struct sim_result *r);
+/* The workload's summary template filled in (no newline). */
+char *report_summary(const struct report_meta *meta, const struct sim_result *r);
+
+/* Column names in order, NULL-terminated (for docs and tests). */
+const char *const *report_columns(void);
+/* A label may name a leading column if it is not empty, holds no control
+ * character and is not a run column's name (one header, no repeated name). */
+bool report_check_label(const char *name, GError **error);
+
+#endif

@@ -1,0 +1,195 @@
+#ifndef TLBSIM_POLICY_H
+#define TLBSIM_POLICY_H
+/*
+ * A flush policy: which kernel's TLB-flush behaviour to imitate.  Each
+ * mechanism is a small ops struct named after the kernel code it imitates; a
+ * preset (policies/<name>.json) picks one per mechanism and sets the knobs.
+ * Nothing outside the ops implementations tests a policy's name.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+#include <glib.h>
+#include "tlbsim/machine/topology.h"
+
+struct kernel;
+struct mm;
+struct vma;
+struct cpu;
+
+#define FLUSH_ALL UINT64_MAX /* "flush everything" (the kernel's TLB_FLUSH_ALL) */
+
+/*
+ * Range rule: how many single-stride invalidations a range flush may use
+ * before it becomes a full flush.  Returns the stride count (strides of
+ * 1 << @stride_shift bytes), or FLUSH_ALL.
+ */
+struct flush_range_ops {
+	const char *name;
+	const char *imitates;
+	uint64_t (*pages_to_flush)(const struct kernel *k, const struct mm *mm,
+				   const struct vma *vma, uint64_t start, uint64_t end,
+				   unsigned stride_shift);
+};
+
+/*
+ * Which CPUs of mm_cpumask a shootdown interrupts: writes the targets (never
+ * the initiator) to @targets and returns their number.
+ */
+struct flush_targets_ops {
+	const char *name;
+	const char *imitates;
+	unsigned (*select)(const struct kernel *k, const struct cpu *self, const struct mm *mm,
+			   unsigned *targets);
+};
+
+/*
+ * Lazy TLB and mm switching in one kernel era: what switching to a kernel
+ * thread or idle does (enter_lazy_tlb), what a real mm switch does
+ * (switch_mm_irqs_off: cpumask atomics, ASID choice, CR3), which CPUs of
+ * mm_cpumask a shootdown must interrupt, and what the handler on a target does
+ * (flush_tlb_func).  Implemented in lazytlb.c (x86) and the arch files.
+ */
+struct flush_tlb_info;
+struct lazy_tlb_ops {
+	const char *name;
+	const char *imitates;
+	enum topology_arch arch;
+	/* flush_tlb_mm_range() from a CPU not running the mm sends a full flush
+	 * (3.x-4.13), instead of the range (4.14+). */
+	bool remote_full_if_not_loaded;
+	/* tlb_gen bookkeeping: flushes increment mm->tlb_gen and targets catch up. */
+	bool tracks_tlb_gen;
+	uint64_t (*enter_lazy_tlb)(struct kernel *k, struct cpu *cpu, uint64_t now);
+	uint64_t (*switch_mm)(struct kernel *k, struct cpu *cpu, struct mm *prev, struct mm *next,
+			      uint64_t now);
+	/* Sender side: does @target (in the selected mask) get the IPI?  This
+	 * and flush_tlb_func are NULL where flushes do not go through the x86
+	 * handler (arm64, riscv). */
+	bool (*should_flush)(const struct kernel *k, const struct cpu *target,
+			     const struct flush_tlb_info *info);
+	/* The handler, on a target (@local false) or the initiator itself. */
+	uint64_t (*flush_tlb_func)(struct kernel *k, struct cpu *cpu,
+				   const struct flush_tlb_info *info, bool local, uint64_t now);
+};
+
+/*
+ * How a range of an mm leaves every TLB on this architecture, and the reclaim
+ * batch (arch_tlbbatch_*).  x86: IPIs (tlbflush.c); arm64: broadcast TLBI
+ * (tlbflush_arm64.c); riscv: IPIs or an SBI remote fence (tlbflush_riscv.c).
+ */
+struct tlbflush_unmap_batch;
+struct kcont;
+struct flush_names;
+struct flush_arch_ops {
+	const char *name;
+	const char *imitates;
+	enum topology_arch arch;
+	/* flush_tlb_mm_range() / flush_tlb_range(): @stride_shift is the
+	 * mapping granule (12 or 21); @done gets the time the caller goes on. */
+	void (*flush_range)(struct kernel *k, struct cpu *cpu, struct mm *mm,
+			    const struct vma *vma, uint64_t start, uint64_t end,
+			    unsigned stride_shift, bool freed_tables, uint64_t now,
+			    const struct kcont *done);
+	/* should_defer_flush() -> arch_tlbbatch_should_defer() */
+	bool (*should_defer)(const struct kernel *k, const struct cpu *cpu, const struct mm *mm);
+	/* arch_tlbbatch_add_pending(): returns the cycles it costs now. */
+	uint64_t (*batch_add_pending)(struct kernel *k, struct cpu *cpu,
+				      struct tlbflush_unmap_batch *batch, struct mm *mm,
+				      uint64_t addr, uint64_t now);
+	/* arch_tlbbatch_flush() */
+	void (*batch_flush)(struct kernel *k, struct cpu *cpu, struct tlbflush_unmap_batch *batch,
+			    uint64_t now, const struct kcont *done);
+	/* What the kernel calls its flush interrupt and functions on @topology
+	 * (tracepoint.h). */
+	void (*names)(const struct topology *topology, struct flush_names *names);
+	/* The tag @mm's entries carry in @cpu's TLBs, or -1 if it can hold
+	 * none (tlbflush_cpu_asid_of()). */
+	int (*cpu_asid_of)(const struct kernel *k, const struct cpu *cpu, const struct mm *mm);
+};
+
+/* THP ranges in the range rule (mechanisms.md 1.1, 1.3). */
+enum huge_page_range {
+	HUGE_RANGE_PER_4K,      /* count and INVLPG 4K steps (2.6-3.5, 3.14-4.18) */
+	HUGE_RANGE_FLUSH_ALL,   /* has_large_page(): a huge page in range => full (3.6-3.13) */
+	HUGE_RANGE_PER_STRIDE,  /* one INVLPG per mapping stride (4.19+) */
+};
+
+/* try_to_unmap() during reclaim (mechanisms.md 4). */
+enum reclaim_flush {
+	RECLAIM_FLUSH_PER_PAGE, /* ptep_clear_flush(): one flush per page */
+	RECLAIM_FLUSH_BATCHED,  /* set_tlb_ubc_flush_pending() + try_to_unmap_flush() */
+};
+
+enum munmap_flush_range {
+	MUNMAP_FLUSH_VMA,      /* 3.x: the whole unmapped range */
+	MUNMAP_FLUSH_GATHERED, /* 4.0+: only what mmu_gather saw (present PTEs, freed tables) */
+};
+
+struct sched_params {
+	/* CFS tunables before scaling; scaled by 1 + ilog2(min(cpus, 8)) like
+	 * SCHED_TUNABLESCALING_LOG. */
+	uint64_t latency_ns;
+	uint64_t min_granularity_ns;
+	uint64_t wakeup_granularity_ns;
+};
+
+struct policy {
+	char *name;
+	char *description;
+	const struct flush_range_ops *range;
+	const struct flush_targets_ops *targets;
+	const struct lazy_tlb_ops *lazy;
+	const struct flush_arch_ops *arch;
+	/* Knobs read by the ops. */
+	int tlb_flushall_shift;      /* POLICY_SHIFT_FROM_CPU: the topology's cpuid value */
+	unsigned single_page_flush_ceiling;
+	enum huge_page_range huge_page_range;
+	enum munmap_flush_range munmap_flush_range;
+	enum reclaim_flush reclaim_flush;
+	bool pcid;                   /* use the hardware's PCIDs (4.14+), 6 per CPU */
+	bool lazy_table_free_ipi;    /* lazier eras: IPI lazy CPUs when tables were freed */
+	bool concurrent_local_flush; /* 5.13+: local flush overlaps the remote ones */
+	bool invlpgb;                /* 6.15+: broadcast flushes for mms with a global ASID */
+	bool lru_add_drain_on_free;  /* before 6.15: freeing pages drains the LRU batch first */
+	bool per_vma_lock;           /* 6.4+: faults take the VMA's lock, not mmap_lock */
+	bool munmap_downgrade;       /* 4.20+: munmap zaps and flushes under mmap_lock for reading */
+	unsigned riscv_flush_all_threshold; /* tlb_flush_all_threshold, pages */
+	unsigned arm64_max_tlbi_ops;        /* MAX_TLBI_OPS: more strides => flush the ASID */
+	struct sched_params sched;
+};
+
+#define POLICY_SHIFT_FROM_CPU (-1000)
+
+/* The ops tables (defined with their implementations). */
+extern const struct flush_range_ops flush_range_tlb_flushall_shift;
+extern const struct flush_range_ops flush_range_single_page_ceiling;
+extern const struct flush_targets_ops flush_targets_mm_cpumask;
+extern const struct flush_targets_ops flush_targets_smt_dedup;
+extern const struct lazy_tlb_ops lazy_tlb_strict;
+extern const struct lazy_tlb_ops lazy_tlb_pcid;
+extern const struct lazy_tlb_ops lazy_tlb_lazier;
+extern const struct lazy_tlb_ops lazy_tlb_trimmed;
+extern const struct lazy_tlb_ops lazy_tlb_arm64;
+extern const struct lazy_tlb_ops lazy_tlb_riscv;
+extern const struct flush_arch_ops flush_arch_x86;
+extern const struct flush_arch_ops flush_arch_arm64;
+extern const struct flush_arch_ops flush_arch_riscv;
+
+/* Parse and validate a policy file's tree; NULL on error. */
+struct policy *policy_from_json(const cJSON *json, const char *file, GError **error);
+void policy_free(struct policy *policy);
+
+/* The policy can run on this machine (same architecture); else an error naming both. */
+bool policy_check_topology(const struct policy *policy, const struct topology *topology,
+			   GError **error);
+
+/* Effective shift for the 3.x rule on a CPU model whose own is @cpu_model_shift. */
+static inline int policy_flushall_shift(const struct policy *policy, int cpu_model_shift)
+{
+	if (policy->tlb_flushall_shift == POLICY_SHIFT_FROM_CPU)
+		return cpu_model_shift;
+	return policy->tlb_flushall_shift;
+}
+
+#endif

@@ -1,0 +1,44 @@
+#ifndef TLBSIM_SMP_H
+#define TLBSIM_SMP_H
+/*
+ * Cross-CPU function calls (kernel/smp.c): smp_call_function_many() queues a
+ * request per target, interrupts each target through the fabric and lets the
+ * caller wait for every target's acknowledgement.  Targets run the queued
+ * functions in their interrupt handler, preempting whatever they were doing.
+ */
+#include <stdint.h>
+#include "tlbsim/kernel/kernel.h"
+
+/*
+ * Runs on @cpu in interrupt context at @now; returns the cycles it took.  Its
+ * effects on TLBs happen at @now.
+ */
+typedef uint64_t (*smp_call_fn)(struct kernel *k, struct cpu *cpu, uint64_t now, void *info);
+
+struct smp *smp_new(struct kernel *k);
+void smp_free(struct smp *smp);
+
+/*
+ * A spin_lock_irqsave() section on @cpu from @from to @until (the LRU lock,
+ * swap.c): an interrupt that arrives in it waits for its end.  A section that
+ * starts inside or right at the end of the previous one extends it.
+ */
+void smp_irqs_off(struct kernel *k, const struct cpu *cpu, uint64_t from, uint64_t until);
+
+/* The fabric's delivery callback; ctx is the kernel. */
+void smp_deliver_ipi(void *kernel, unsigned cpu);
+
+/**
+ * smp_call_function_many() - run @fn(@info) on each of @targets and wait.
+ * @self: the calling CPU, never among @targets.
+ * @now: when the caller starts queueing.
+ * @done: called once every target has acknowledged, with the time the caller's
+ *        csd_lock_wait() loop over the targets, in order, ends.  @info must stay
+ *        valid until then; @targets need not.
+ * With no targets @done is called at once with @now.
+ */
+void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *targets,
+			    unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
+			    struct kcont done);
+
+#endif

@@ -1,0 +1,206 @@
+#ifndef TLBSIM_MACHINE_H
+#define TLBSIM_MACHINE_H
+/*
+ * The simulated machine: logical CPUs with their TLB structures (SMT-shared
+ * ones really shared), paging-structure caches, data caches and page
+ * walkers, the interconnect, and per CPU its counters.  Address translation
+ * lives here because it only touches this layer: TLBs, page tables, caches,
+ * counters.  What the kernel keeps about each CPU's TLB (the loaded mm, lazy
+ * mode, PCIDs) is the kernel's (kernel/tlbflush.h), as are interrupts.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include "tlbsim/engine/engine.h"
+#include "tlbsim/machine/cache.h"
+#include "tlbsim/machine/counters.h"
+#include "tlbsim/machine/fabric.h"
+#include "tlbsim/machine/mm.h"
+#include "tlbsim/machine/tlb.h"
+#include "tlbsim/machine/topology.h"
+
+#define MACHINE_MAX_TLBS 16
+#define MACHINE_MAX_CACHES 4
+#define MACHINE_STALE_REPORTS 8
+/*
+ * A paging-structure (PDE) cache entry: the CPU remembers where the PTE page of
+ * a 2 MiB span is.  @mm is bookkeeping for the checker, not a hardware tag.
+ */
+struct pwc_entry {
+	const struct mm *mm;
+	uint64_t span; /* vaddr >> 21 */
+	uint64_t lru;
+	uint16_t asid;
+	bool valid;
+};
+
+struct cpu {
+	unsigned id;
+	unsigned socket, core, thread, core_id;
+	/* What this CPU's fills are tagged with, and what its lookups and
+	 * invalidations match (TLB_ANY_OWNER unless smt_invalidation=thread). */
+	uint16_t tlb_owner;
+	int owner_filter;
+	struct tlb *tlbs[MACHINE_MAX_TLBS]; /* indexed like topology->tlbs */
+	/* Structures one invalidation executed here reaches, each once. */
+	unsigned nr_flush_scope;
+	struct tlb **flush_scope;
+	unsigned nr_core_cpus; /* this CPU and its SMT siblings */
+	unsigned *core_cpus;
+
+	/* The core's data caches, nearest first (topology->caches; shared by
+	 * the siblings): where a walk finds its page-table lines. */
+	struct cache *caches[MACHINE_MAX_CACHES];
+
+	unsigned nr_pwc;
+	struct pwc_entry *pwc;
+	uint64_t pwc_clock;
+	/* When each of the core's page walkers is next free (shared by the
+	 * siblings: topology page_walkers entries). */
+	uint64_t *walker_free;
+
+	struct counters counters;
+};
+
+struct stale_report {
+	uint64_t time;
+	unsigned cpu;
+	uint64_t vaddr;
+	uint32_t entry_gen;
+	uint32_t committed_gen;
+	bool freed_table; /* a cached PDE pointing at a freed PTE page, at vaddr's span */
+};
+
+/*
+ * Lookahead.  Whatever one core does reaches another core no sooner than
+ * @lookahead cycles later: an interrupt takes its send and delivery time, a
+ * store (a page-table change, a flag) a cache-line transfer.  Every
+ * cross-core effect is therefore an event at least that far ahead, and a CPU
+ * may run its own memory accesses ahead up to machine_horizon() without
+ * changing any result: see interp.c.
+ */
+struct machine {
+	const struct topology *topology;
+	uint64_t lookahead;
+	struct engine *engine;
+	struct fabric *fabric;
+	unsigned nr_cpus;
+	struct cpu *cpus;
+	/* Topology TLB indexes to probe for each page size, level 1 first. */
+	unsigned nr_probe[NR_PAGE_SIZES];
+	unsigned probe[NR_PAGE_SIZES][MACHINE_MAX_TLBS];
+	unsigned probe_level[NR_PAGE_SIZES][MACHINE_MAX_TLBS];
+	unsigned nr_all_tlbs;
+	struct tlb **all_tlbs;
+	unsigned nr_all_caches;
+	struct cache **all_caches;
+	unsigned line_shift; /* log2(topology->cache_line_bytes) */
+	uint64_t *walker_free; /* page_walkers per core, cores in core_id order */
+	unsigned nr_stale_reports; /* recorded, at most MACHINE_STALE_REPORTS */
+	struct stale_report stale[MACHINE_STALE_REPORTS];
+};
+
+/* @topology, @engine are borrowed and must outlive the machine. */
+struct machine *machine_new(const struct topology *topology, struct engine *engine,
+			    fabric_deliver_fn deliver, void *deliver_ctx);
+void machine_free(struct machine *machine);
+
+enum translate_result {
+	TRANSLATE_OK,
+	TRANSLATE_FAULT, /* PTE not present, or a write to a read-only PTE */
+};
+
+/*
+ * How an access's translation latency reaches the CPU's time.  DEPENDENT: the
+ * next access needs this one's data (pointer chasing), so every cycle of
+ * translation is paid in turn.  INDEPENDENT: the next address is known
+ * without this load (a loop over an index table), so an out-of-order core
+ * overlaps TLB hits with other work and only the page walks, which queue for
+ * the core's few walkers, stall it.
+ */
+enum translate_overlap {
+	TRANSLATE_DEPENDENT,
+	TRANSLATE_INDEPENDENT,
+};
+
+/**
+ * machine_translate() - one data access's address translation on @cpu at @now.
+ * Probes level-1 then level-2 structures for the VMA's page size, walks the page
+ * table on a miss and fills.  Adds the translation cycles to *@cycles.  A hit on
+ * an entry older than a committed PTE change counts (and logs) a stale hit and
+ * still succeeds, as the hardware would.
+ */
+enum translate_result machine_translate(struct machine *machine, struct cpu *cpu, uint16_t asid,
+					struct vma *vma, uint64_t vaddr, bool write, uint64_t now,
+					enum translate_overlap overlap, uint64_t *cycles);
+
+/*
+ * The data line an access at @vaddr of @vma reads goes through @cpu's caches
+ * (and takes its place there), so that page walks compete with the data for
+ * them.  Its latency is the workload's to charge, not returned: a loop's
+ * access cost says what its loads cost.  Nothing without data caches.
+ */
+void machine_touch_data(struct machine *machine, struct cpu *cpu, const struct vma *vma,
+			uint64_t vaddr);
+
+/* Fill translations after a fault made the PTE present (the retried walk). */
+void machine_fill(struct machine *machine, struct cpu *cpu, uint16_t asid, struct vma *vma,
+		  uint64_t vaddr);
+
+/* Hardware invalidations executed on @cpu (INVLPG, CR3 write, all ASIDs).
+ * Each also drops the CPU's paging-structure cache entries of that ASID (SDM
+ * 4.10.4.1: INVLPG invalidates all of them for the current PCID). */
+void machine_invlpg(struct machine *machine, struct cpu *cpu, uint16_t asid, uint64_t vaddr);
+void machine_flush_asid(struct machine *machine, struct cpu *cpu, uint16_t asid);
+void machine_flush_all(struct machine *machine, struct cpu *cpu);
+
+/*
+ * Broadcast invalidations (arm64 TLBI ...IS, AMD INVLPGB): every TLB of the
+ * machine drops the page (or, with vaddr MACHINE_ALL_VADDR, every entry) of
+ * @asid, without any CPU executing anything.  Entries lost are counted on the
+ * CPU whose structures held them.
+ */
+#define MACHINE_ALL_VADDR UINT64_MAX
+void machine_broadcast_invalidate(struct machine *machine, uint16_t asid, uint64_t vaddr);
+/* The part of a broadcast that reaches @cpu's own structures (per-CPU ASIDs,
+ * as x86 PCIDs are); counted like machine_broadcast_invalidate(). */
+void machine_broadcast_invalidate_cpu(struct machine *machine, struct cpu *cpu, uint16_t asid,
+				      uint64_t vaddr);
+
+/*
+ * Latent stale translations: entries for page @vaddr of @vma, on any CPU,
+ * filled before the PTE change committed at @committed.  @asid_of(ctx, cpu)
+ * gives the tag the mm's entries carry on that CPU, or -1 if it can hold
+ * none.  Counted per CPU in stale_entries; returns the total.
+ */
+unsigned machine_count_stale_entries(struct machine *machine, const struct vma *vma,
+				     uint64_t vaddr, uint32_t committed,
+				     int (*asid_of)(const void *ctx, const struct cpu *cpu),
+				     const void *ctx);
+
+/*
+ * The checker for freed page tables: every CPU that still walks @mm's tables
+ * (@walking(ctx, cpu) gives the tag it walks them under, or -1 if its
+ * page-table root is elsewhere) and has a paging-structure cache entry for
+ * 2 MiB span @span under that tag could walk through the freed page.  Counts
+ * (and reports) each as a stale hit; returns how many.
+ */
+unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm, uint64_t span,
+				   uint64_t now, int (*walking)(const void *ctx, const struct cpu *cpu),
+				   const void *ctx);
+
+static inline unsigned cpu_lane(const struct cpu *cpu)
+{
+	return fabric_cpu_lane(cpu->id);
+}
+
+/*
+ * The latest local time up to which @cpu may run accesses ahead: before the
+ * next event of its own core's CPUs or of the global lane, and before the next
+ * event anywhere plus the lookahead.
+ */
+uint64_t machine_horizon(const struct machine *machine, const struct cpu *cpu);
+
+/* Valid entries in the structures @cpu can use (shared ones counted whole). */
+unsigned machine_tlb_occupancy(const struct machine *machine, const struct cpu *cpu);
+
+#endif

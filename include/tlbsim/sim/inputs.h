@@ -1,0 +1,70 @@
+#ifndef TLBSIM_INPUTS_H
+#define TLBSIM_INPUTS_H
+/*
+ * Finding and loading a run's three input files: a topology, a workload and a
+ * policy, each given as a path or as a bare name looked up in the bundled
+ * folders (topologies/, workloads/, policies/; ".json" optional), with
+ * "--set kind.path=value" overrides applied to the JSON before validation.
+ *
+ * Search order for bare names: $TLBSIM_DATADIR, the source tree the binary
+ * was built from, the install prefix's share/tlbsim.
+ */
+#include <glib.h>
+#include "tlbsim/kernel/policy.h"
+#include "tlbsim/machine/topology.h"
+#include "tlbsim/workload/workload.h"
+
+enum inputs_kind { INPUT_TOPOLOGY, INPUT_WORKLOAD, INPUT_POLICY, NR_INPUT_KINDS };
+
+struct inputs_request {
+	const char *names[NR_INPUT_KINDS]; /* path or bare name each */
+	const char *const *sets;           /* "topology.x.y=v" ...; NULL-terminated, may be NULL */
+};
+
+struct inputs {
+	char *paths[NR_INPUT_KINDS];
+	char *names[NR_INPUT_KINDS]; /* the files' "name" fields */
+	struct topology *topology;
+	struct workload *workload;
+	struct policy *policy;
+};
+
+/**
+ * inputs_load() - resolve, parse, override and read the three inputs.
+ *
+ * Errors name the file and the JSON path, and the --set option they come
+ * from: a --set whose key is given twice (inputs_check_sets()), a malformed
+ * one, and one whose value the reader refuses ("--set
+ * topology.costs.ipi_latency.sockett=5: FILE: $.costs.ipi_latency: unknown
+ * key ..."): when the file alone does not fail so, the option without which
+ * the error goes away is named in front of the file's message.
+ */
+bool inputs_load(const struct inputs_request *request, struct inputs *inputs, GError **error);
+void inputs_clear(struct inputs *inputs);
+
+/*
+ * Resolve @name of @kind to a file path (g_free it).  A name with a '/' is a
+ * path; any other is a file here if there is one, else a bundled name.
+ * Errors (TLBSIM_ERROR_IO) say "no such file" or "is a directory" for a
+ * name that is a path, ends in ".json" or is a directory here, and give a
+ * suggestion or the bundled names otherwise.
+ */
+char *inputs_resolve(enum inputs_kind kind, const char *name, GError **error);
+/* Bare names available for @kind, sorted, deduplicated (g_strfreev). */
+char **inputs_list(enum inputs_kind kind);
+/* "topologies", "workloads", "policies" */
+const char *inputs_folder(enum inputs_kind kind);
+
+/*
+ * The setting the key of a --set or --vary option names, for duplicate
+ * checks (g_free): the @len bytes of @key ("workload.threads", without
+ * "=VALUE"), with a "$." after the kind dropped and "workload.params.NAME"
+ * written as its short form "workload.NAME", so that two spellings of one
+ * setting compare equal.
+ */
+char *inputs_set_key(const char *key, size_t len);
+/* Refuse two --set options of one setting (inputs_set_key()): the second
+ * would silently win.  Errors: TLBSIM_ERROR_INVALID, naming both. */
+bool inputs_check_sets(const char *const *sets, GError **error);
+
+#endif

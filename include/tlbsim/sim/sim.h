@@ -1,0 +1,79 @@
+#ifndef TLBSIM_SIM_H
+#define TLBSIM_SIM_H
+/*
+ * One simulation run: build the machine and kernel for a topology, policy and
+ * workload, run the workload to completion (or a budget), and collect the
+ * results.  Runs share no mutable state, so several may run on different
+ * threads at once.
+ */
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <glib.h>
+#include "tlbsim/kernel/policy.h"
+#include "tlbsim/machine/counters.h"
+#include "tlbsim/machine/machine.h"
+#include "tlbsim/machine/topology.h"
+#include "tlbsim/observe/trace.h"
+#include "tlbsim/workload/workload.h"
+
+/* The budgets when none is given: enough for any workload that terminates
+ * (munmap16 dispatches 0.36 M events in 51.6 ms simulated), small enough that
+ * one that does not stops within minutes. */
+#define SIM_DEFAULT_MAX_EVENTS UINT64_C(2000000000)
+#define SIM_DEFAULT_MAX_SIM_NS (UINT64_C(3600) * 1000000000)
+
+struct sim_input {
+	const struct topology *topology;
+	const struct workload *workload;
+	const struct policy *policy;
+	const char *workload_file; /* for run-time messages */
+	uint64_t seed;
+	bool run_ahead;       /* false: one access per event (slow; for checking) */
+	uint64_t max_events;  /* 0: no limit */
+	uint64_t max_sim_ns;  /* 0: no limit */
+	double max_wall_seconds; /* 0: no limit; checked every 4096 events */
+	/*
+	 * Non-zero stops the run early; may be NULL.  An atomic, not a volatile
+	 * sig_atomic_t, because a sweep's runs read it from worker threads while
+	 * a signal handler or another thread sets it (a lock-free atomic is
+	 * also safe to set from a signal handler, C11 7.14.1.1).
+	 */
+	const atomic_int *cancel;
+	/* Timeline (trace.h): written to @trace_out after a successful run.
+	 * NULL: no trace.  Both borrowed. */
+	const struct trace_options *trace;
+	FILE *trace_out;
+	/* Counters per interval (timeseries.h), streamed to @timeseries_out
+	 * (borrowed) during the run; 0: none.  Neither changes the results. */
+	uint64_t timeseries_interval_ns;
+	FILE *timeseries_out;
+};
+
+struct sim_result {
+	unsigned nr_cpus;
+	struct counters total;
+	struct counters *per_cpu;
+	uint64_t sim_cycles; /* when the last task exited */
+	uint64_t events;
+	/* From the interpreter. */
+	unsigned nr_phases;
+	uint64_t phase_cycles; /* the report phase's duration, or sim_cycles */
+	GArray *op_cycles;     /* uint64_t latency per report_op call */
+	uint64_t accessor_threads;
+	uint64_t accesses;
+	uint64_t round_accesses;
+	unsigned nr_stale_reports;
+	struct stale_report stale[MACHINE_STALE_REPORTS];
+	unsigned *tlb_occupancy; /* per CPU, at the end */
+};
+
+/* Errors: a run-time workload error (TLBSIM_ERROR_INVALID), a budget hit
+ * (TLBSIM_ERROR_LIMIT), a stop by @cancel (TLBSIM_ERROR_INTERRUPTED), or a
+ * failed write of the trace or time series (TLBSIM_ERROR_IO).  After an
+ * error the trace and time-series streams hold nothing usable. */
+struct sim_result *sim_run(const struct sim_input *input, GError **error);
+void sim_result_free(struct sim_result *result);
+
+#endif

@@ -1,0 +1,439 @@
+/*
+ * CSV and summary output.  One table lists the run columns; the counters'
+ * X-macro lists the per-CPU ones.  Fractions print with three decimals from
+ * integer arithmetic (no floating point), so output is byte-identical across
+ * machines and compilers.
+ */
+#include <string.h>
+#include "tlbsim/cli/report.h"
+#include "tlbsim/util/error.h"
+
+__extension__ typedef unsigned __int128 u128;
+
+/* Summary figures, all from integer arithmetic. */
+struct figures {
+	uint64_t mhz;         /* clock */
+	uint64_t phase_ps;    /* duration of the measured phase */
+	uint64_t sim_ps;
+	uint64_t op_count;
+	uint64_t op_mean_ps;
+	uint64_t op_p50_ps;
+	uint64_t op_p99_ps;
+	uint64_t threads;
+	uint64_t access_cost_mps; /* milli-ns per access per thread (harness "cost") */
+	uint64_t acc_thread_ms_milli;
+};
+
+static uint64_t cycles_to_ps(uint64_t cycles, uint64_t mhz)
+{
+	return (uint64_t)((u128)cycles * 1000000 / mhz);
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of sorted values. */
+static uint64_t percentile(const uint64_t *sorted, uint64_t n, unsigned pct)
+{
+	if (n == 0)
+		return 0;
+	uint64_t rank = (n * pct + 99) / 100;
+	return sorted[rank ? rank - 1 : 0];
+}
+
+static void compute_figures(const struct report_meta *meta, const struct sim_result *r,
+			    struct figures *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->mhz = (uint64_t)(meta->topo->clock_ghz * 1000 + 0.5);
+	f->phase_ps = cycles_to_ps(r->phase_cycles, f->mhz);
+	f->sim_ps = cycles_to_ps(r->sim_cycles, f->mhz);
+	f->op_count = r->op_cycles->len;
+	f->threads = r->accessor_threads;
+	if (f->op_count) {
+		uint64_t *sorted = g_memdup2(r->op_cycles->data, f->op_count * sizeof(uint64_t));
+		qsort(sorted, f->op_count, sizeof(uint64_t), compare_u64);
+		u128 sum = 0;
+		for (uint64_t i = 0; i < f->op_count; i++)
+			sum += sorted[i];
+		f->op_mean_ps = (uint64_t)(sum * 1000000 / f->mhz / f->op_count);
+		f->op_p50_ps = cycles_to_ps(percentile(sorted, f->op_count, 50), f->mhz);
+		f->op_p99_ps = cycles_to_ps(percentile(sorted, f->op_count, 99), f->mhz);
+		g_free(sorted);
+	}
+	if (r->round_accesses && f->phase_ps) {
+		/* Alex Shi's harness: cost = mptime * t / (actime * p) ns;
+		 * times/thread/ms = actime * p * 1e6 / t / mptime. */
+		f->access_cost_mps = (uint64_t)((u128)f->phase_ps * f->threads / r->round_accesses);
+		if (f->threads)
+			f->acc_thread_ms_milli = (uint64_t)((u128)r->round_accesses * 1000000000000 /
+							    f->threads / f->phase_ps);
+	}
+}
+
+static void put_milli(GString *out, uint64_t milli)
+{
+	g_string_append_printf(out, "%" G_GUINT64_FORMAT ".%03u", milli / 1000,
+			       (unsigned)(milli % 1000));
+}
+
+static void put_u64(GString *out, uint64_t v)
+{
+	g_string_append_printf(out, "%" G_GUINT64_FORMAT, v);
+}
+
+/* A field is quoted only if it needs to be (RFC 4180). */
+static void put_text(GString *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		g_string_append(out, s);
+		return;
+	}
+	g_string_append_c(out, '"');
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
+			g_string_append_c(out, '"');
+		g_string_append_c(out, *p);
+	}
+	g_string_append_c(out, '"');
+}
+
+struct column_ctx {
+	const struct report_meta *meta;
+	const struct sim_result *r;
+	const struct figures *f;
+};
+
+typedef void (*column_fn)(GString *out, const struct column_ctx *c);
+
+#define COUNTER_COLUMN(field)                                                                  \
+	G_GNUC_UNUSED static void col_##field(GString *out, const struct column_ctx *c)        \
+	{                                                                                      \
+		put_u64(out, c->r->total.field);                                               \
+	}
+COUNTERS_FOREACH(COUNTER_COLUMN)
+#undef COUNTER_COLUMN
+
+static void col_topology(GString *out, const struct column_ctx *c)
+{
+	put_text(out, c->meta->topology);
+}
+static void col_workload(GString *out, const struct column_ctx *c)
+{
+	put_text(out, c->meta->workload);
+}
+static void col_policy(GString *out, const struct column_ctx *c)
+{
+	put_text(out, c->meta->policy);
+}
+static void col_seed(GString *out, const struct column_ctx *c)
+{
+	put_u64(out, c->meta->seed);
+}
+static void col_cpus(GString *out, const struct column_ctx *c)
+{
+	put_u64(out, c->r->nr_cpus);
+}
+static void col_threads(GString *out, const struct column_ctx *c)
+{
+	put_u64(out, c->f->threads);
+}
+static void col_sim_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, c->f->sim_ps);
+}
+static void col_phase_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, c->f->phase_ps);
+}
+static void col_op(GString *out, const struct column_ctx *c)
+{
+	put_text(out, c->meta->w->report_op < NR_OP_KINDS ? workload_op_name(c->meta->w->report_op)
+							  : "");
+}
+static void col_op_count(GString *out, const struct column_ctx *c)
+{
+	put_u64(out, c->f->op_count);
+}
+/* Calls per simulated second of the phase (will-it-scale's loops/s). */
+static uint64_t op_per_sec(const struct figures *f)
+{
+	return f->phase_ps ? (uint64_t)((u128)f->op_count * 1000000000000u / f->phase_ps) : 0;
+}
+static void col_op_per_sec(GString *out, const struct column_ctx *c)
+{
+	put_u64(out, op_per_sec(c->f));
+}
+static void col_op_ns_mean(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, c->f->op_mean_ps);
+}
+static void col_op_ns_p50(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, c->f->op_p50_ps);
+}
+static void col_op_ns_p99(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, c->f->op_p99_ps);
+}
+static void col_access_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, c->f->access_cost_mps);
+}
+static void col_accesses_per_thread_ms(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, c->f->acc_thread_ms_milli);
+}
+static void col_irq_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.irq_cycles, c->f->mhz));
+}
+static void col_walk_load_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.walk_load_cycles, c->f->mhz));
+}
+static void col_walk_wait_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.walk_wait_cycles, c->f->mhz));
+}
+static void col_local_flush_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.local_flush_cycles, c->f->mhz));
+}
+static void col_lru_lock_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.lru_lock_cycles, c->f->mhz));
+}
+static void col_mmap_lock_wait_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.mmap_lock_wait_cycles, c->f->mhz));
+}
+static void col_vma_lock_wait_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.vma_lock_wait_cycles, c->f->mhz));
+}
+static void col_switch_mm_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.switch_mm_cycles, c->f->mhz));
+}
+static void col_events(GString *out, const struct column_ctx *c)
+{
+	put_u64(out, c->r->events);
+}
+static void col_host_seconds(GString *out, const struct column_ctx *c)
+{
+	if (c->meta->host_time)
+		g_string_append_printf(out, "%.6f", c->meta->host_seconds);
+}
+
+/*
+ * The run columns, in CSV order: the one place a column is added.  Each NAME
+ * has a col_NAME() above; the names and the writers are both expanded from
+ * this list at compile time, so nothing is filled in at run time (several
+ * sweep runs may write rows at once).
+ */
+#define REPORT_COLUMNS(X) \
+	X(topology) \
+	X(workload) \
+	X(policy) \
+	X(seed) \
+	X(cpus) \
+	X(threads) \
+	X(sim_ns) \
+	X(phase_ns) \
+	X(op) \
+	X(op_count) \
+	X(op_per_sec) \
+	X(op_ns_mean) \
+	X(op_ns_p50) \
+	X(op_ns_p99) \
+	X(accesses) \
+	X(access_ns) \
+	X(accesses_per_thread_ms) \
+	X(tlb_lookups) \
+	X(tlb_hits) \
+	X(tlb_misses) \
+	X(stlb_hits) \
+	X(page_walks) \
+	X(walk_wait_ns) \
+	X(walk_loads) \
+	X(walk_load_ns) \
+	X(page_faults) \
+	X(stale_hits) \
+	X(stale_pwc) \
+	X(stale_entries) \
+	X(nr_tlb_remote_flush) \
+	X(nr_tlb_remote_flush_received) \
+	X(nr_tlb_local_flush_all) \
+	X(nr_tlb_local_flush_one) \
+	X(local_flush_ns) \
+	X(invlpg) \
+	X(tlb_flush_all) \
+	X(tlb_entries_invalidated) \
+	X(tlb_flush_events) \
+	X(ipis_sent) \
+	X(ipis_received) \
+	X(irq_ns) \
+	X(context_switches) \
+	X(switch_mm) \
+	X(cpumask_atomics) \
+	X(switch_mm_ns) \
+	X(tlbi_broadcasts) \
+	X(sbi_rfences) \
+	X(pages_reclaimed) \
+	X(lru_lock_acquisitions) \
+	X(lru_lock_ns) \
+	X(mmap_lock_acquisitions) \
+	X(mmap_lock_wait_ns) \
+	X(vma_lock_acquisitions) \
+	X(vma_lock_wait_ns) \
+	X(vma_lock_abort) \
+	X(syscalls) \
+	X(events) \
+	X(host_seconds)
+
+#define COLUMN_FN(name) col_##name,
+static const column_fn column_fns[] = {REPORT_COLUMNS(COLUMN_FN)};
+#undef COLUMN_FN
+#define COLUMN_NAME(name) #name,
+static const char *const column_names[] = {REPORT_COLUMNS(COLUMN_NAME) NULL};
+#undef COLUMN_NAME
+
+const char *const *report_columns(void)
+{
+	return column_names;
+}
+
+bool report_check_label(const char *name, GError **error)
+{
+	const char *why = NULL;
+	if (!*name)
+		why = "is empty";
+	for (const char *p = name; *p && !why; p++)
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
+			why = "holds a control character";
+	if (!why && g_strv_contains(column_names, name))
+		why = "is already a column of the run";
+	if (why)
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID, "column name \"%s\" %s", name,
+			    why);
+	return !why;
+}
+
+/* Leading columns, each followed by its comma. */
+static void put_labels(GString *out, const char *const *labels)
+{
+	for (const char *const *l = labels; l && *l; l++) {
+		put_text(out, *l);
+		g_string_append_c(out, ',');
+	}
+}
+
+void report_csv_header(GString *out, const char *const *label_names)
+{
+	put_labels(out, label_names);
+	for (size_t i = 0; i < G_N_ELEMENTS(column_fns); i++) {
+		if (i)
+			g_string_append_c(out, ',');
+		g_string_append(out, column_names[i]);
+	}
+	g_string_append_c(out, '\n');
+}
+
+void report_csv_row(GString *out, const struct report_meta *meta, const struct sim_result *r)
+{
+	struct figures f;
+	compute_figures(meta, r, &f);
+	struct column_ctx c = {.meta = meta, .r = r, .f = &f};
+	put_labels(out, meta->label_values);
+	for (size_t i = 0; i < G_N_ELEMENTS(column_fns); i++) {
+		if (i)
+			g_string_append_c(out, ',');
+		column_fns[i](out, &c);
+	}
+	g_string_append_c(out, '\n');
+}
+
+void report_per_cpu_csv(GString *out, const struct report_meta *meta,
+			const struct sim_result *r)
+{
+	g_string_append(out, "topology,workload,policy,seed,cpu,socket,core,thread,tlb_entries_end");
+	for (unsigned i = 0; counters_names[i]; i++)
+		g_string_append_printf(out, ",%s", counters_names[i]);
+	g_string_append_c(out, '\n');
+	for (unsigned cpu = 0; cpu < r->nr_cpus; cpu++) {
+		put_text(out, meta->topology);
+		g_string_append_c(out, ',');
+		put_text(out, meta->workload);
+		g_string_append_c(out, ',');
+		put_text(out, meta->policy);
+		g_string_append_printf(out, ",%" G_GUINT64_FORMAT ",%u,%u,%u,%u,%u", meta->seed, cpu,
+				       topology_cpu_socket(meta->topo, cpu),
+				       topology_cpu_core(meta->topo, cpu),
+				       topology_cpu_thread(meta->topo, cpu), r->tlb_occupancy[cpu]);
+		for (unsigned i = 0; i < counters_count(); i++)
+			g_string_append_printf(out, ",%" G_GUINT64_FORMAT,
+					       counters_get(&r->per_cpu[cpu], i));
+		g_string_append_c(out, '\n');
+	}
+}
+
+static const char *const default_summary =
+	"{op} x{op_count}: {op_ns_mean} ns mean; {accesses} accesses by {threads} threads, "
+	"{access_cost_ns} ns/access";
+/* A workload without syscalls has no op to report: no " x0: 0 ns mean" part. */
+static const char *const default_summary_no_op =
+	"{accesses} accesses by {threads} threads, {access_cost_ns} ns/access";
+
+char *report_summary(const struct report_meta *meta, const struct sim_result *r)
+{
+	struct figures f;
+	compute_figures(meta, r, &f);
+	const char *tmpl = meta->w->summary;
+	if (!tmpl)
+		tmpl = meta->w->report_op < NR_OP_KINDS ? default_summary : default_summary_no_op;
+	GString *out = g_string_new(NULL);
+	/* The harness's own integer formulas (truncating), for side-by-side diffs. */
+	uint64_t phase_ns = f.phase_ps / 1000;
+	for (const char *p = tmpl; *p;) {
+		const char *open = strchr(p, '{');
+		if (!open) {
+			g_string_append(out, p);
+			break;
+		}
+		g_string_append_len(out, p, open - p);
+		const char *close = strchr(open, '}');
+		g_assert(close); /* validated on load */
+		char *field = g_strndup(open + 1, (gsize)(close - open - 1));
+		if (strcmp(field, "phase_ms") == 0)
+			put_u64(out, phase_ns / 1000000);
+		else if (strcmp(field, "phase_ns") == 0)
+			put_u64(out, phase_ns);
+		else if (strcmp(field, "op") == 0)
+			col_op(out, &(struct column_ctx){.meta = meta, .r = r, .f = &f});
+		else if (strcmp(field, "op_count") == 0)
+			put_u64(out, f.op_count);
+		else if (strcmp(field, "op_ns_per_call") == 0)
+			put_u64(out, f.op_count ? phase_ns / f.op_count : 0);
+		else if (strcmp(field, "op_ns_mean") == 0)
+			put_u64(out, f.op_mean_ps / 1000);
+		else if (strcmp(field, "op_per_sec") == 0)
+			put_u64(out, op_per_sec(&f));
+		else if (strcmp(field, "accesses_per_thread_ms") == 0)
+			put_u64(out, f.acc_thread_ms_milli / 1000);
+		else if (strcmp(field, "access_cost_ns") == 0)
+			put_u64(out, f.access_cost_mps / 1000);
+		else if (strcmp(field, "threads") == 0)
+			put_u64(out, f.threads);
+		else if (strcmp(field, "accesses") == 0)
+			put_u64(out, r->accesses);
+		else
+			g_assert_not_reached();
+		g_free(field);
+		p = close + 1;
+	}
+	return g_string_free(out, FALSE);
+}

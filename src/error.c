@@ -1,4 +1,0 @@
-/* The single GError domain of tlbsim (see include/tlbsim/error.h). */
-#include "tlbsim/error.h"
-
-G_DEFINE_QUARK(tlbsim-error-quark, tlbsim_error)

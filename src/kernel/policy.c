@@ -1,0 +1,271 @@
+/*
+ * Policy files: which kernel era's flush mechanisms to use, and their knobs.
+ * A preset is a JSON file in policies/; every mechanism is named by the ops
+ * table that implements it, so adding an era is a data change.
+ */
+#include <string.h>
+#include "tlbsim/kernel/policy.h"
+#include "tlbsim/util/config.h"
+#include "tlbsim/util/error.h"
+
+static const struct flush_range_ops *const range_ops[] = {
+	&flush_range_tlb_flushall_shift,
+	&flush_range_single_page_ceiling,
+	NULL,
+};
+
+static const struct flush_targets_ops *const targets_ops[] = {
+	&flush_targets_mm_cpumask,
+	&flush_targets_smt_dedup,
+	NULL,
+};
+
+static const struct lazy_tlb_ops *const lazy_ops[] = {
+	&lazy_tlb_strict, &lazy_tlb_pcid,  &lazy_tlb_lazier,
+	&lazy_tlb_trimmed, &lazy_tlb_arm64, &lazy_tlb_riscv, NULL,
+};
+
+static const struct flush_arch_ops *const arch_ops[] = {
+	&flush_arch_x86,
+	&flush_arch_arm64,
+	&flush_arch_riscv,
+	NULL,
+};
+
+static const char *const munmap_range_names[] = {"vma", "gathered", NULL};
+static const char *const huge_range_names[] = {
+	[HUGE_RANGE_PER_4K] = "per_4k",
+	[HUGE_RANGE_FLUSH_ALL] = "flush_all",
+	[HUGE_RANGE_PER_STRIDE] = "per_stride",
+	NULL,
+};
+static const char *const reclaim_names[] = {
+	[RECLAIM_FLUSH_PER_PAGE] = "per_page",
+	[RECLAIM_FLUSH_BATCHED] = "batched",
+	NULL,
+};
+
+static const char *const policy_keys[] = {
+	"name",
+	"description",
+	"comment",
+	"arch",
+	"range_flush",
+	"tlb_flushall_shift",
+	"single_page_flush_ceiling",
+	"huge_page_range",
+	"munmap_flush_range",
+	"flush_targets",
+	"lazy_tlb",
+	"pcid",
+	"lazy_table_free_ipi",
+	"concurrent_local_flush",
+	"invlpgb",
+	"lru_add_drain_on_free",
+	"per_vma_lock",
+	"munmap_downgrade",
+	"reclaim_flush",
+	"riscv_flush_all_threshold",
+	"arm64_max_tlbi_ops",
+	"sched",
+	NULL,
+};
+
+static const char *const sched_keys[] = {"latency_ns", "min_granularity_ns",
+					 "wakeup_granularity_ns", "comment", NULL};
+
+/*
+ * Pick an ops struct by name.  Every ops struct starts with its name, and a
+ * pointer to a struct may be read as a pointer to its first member.
+ */
+static bool policy_pick(const struct config_node *node, const char *key,
+			const void *const *table, size_t n, int *index, GError **error)
+{
+	const char **names = g_new0(const char *, n + 1);
+	for (size_t i = 0; i < n && table[i]; i++)
+		names[i] = *(const char *const *)table[i];
+	bool ok = config_get_enum(node, key, true, names, index, error);
+	g_free(names);
+	return ok;
+}
+
+static bool policy_read_shift(const struct config_node *node, struct policy *policy,
+			      GError **error)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(node->json, "tlb_flushall_shift");
+	policy->tlb_flushall_shift = POLICY_SHIFT_FROM_CPU;
+	if (!item || (cJSON_IsString(item) && strcmp(item->valuestring, "cpu") == 0))
+		return true;
+	int64_t shift = 0;
+	/* An object is a number with its source (config.h); config_get_i64 reads it. */
+	if (!cJSON_IsNumber(item) && !cJSON_IsObject(item)) {
+		struct config_node child = config_child(node, "tlb_flushall_shift");
+		config_set_error(error, &child, "expected \"cpu\" or an integer in [-1, 16]");
+		return false;
+	}
+	if (!config_get_i64(node, "tlb_flushall_shift", true, -1, 16, &shift, error))
+		return false;
+	policy->tlb_flushall_shift = (int)shift;
+	return true;
+}
+
+/*
+ * A knob the policy's mechanisms never read is refused: a --set of the 3.x
+ * shift on a 3.16+ rule (or of one architecture's threshold on another)
+ * would otherwise change nothing, silently.
+ */
+static bool policy_check_applies(const struct config_node *root, const struct policy *policy,
+				 GError **error)
+{
+	const struct {
+		const char *key;
+		bool applies;
+		const char *because;
+	} knobs[] = {
+	    {"tlb_flushall_shift", policy->range == &flush_range_tlb_flushall_shift,
+	     "range_flush \"tlb_flushall_shift\""},
+	    {"single_page_flush_ceiling", policy->range != &flush_range_tlb_flushall_shift,
+	     "range_flush \"single_page_flush_ceiling\""},
+	    {"riscv_flush_all_threshold", policy->arch->arch == ARCH_RISCV, "arch \"riscv\""},
+	    {"arm64_max_tlbi_ops", policy->arch->arch == ARCH_ARM64, "arch \"arm64\""},
+	};
+	for (unsigned i = 0; i < G_N_ELEMENTS(knobs); i++) {
+		if (knobs[i].applies || !cJSON_GetObjectItemCaseSensitive(root->json, knobs[i].key))
+			continue;
+		struct config_node node = config_child(root, knobs[i].key);
+		config_set_error(error, &node, "only %s reads it; this policy has range_flush \"%s\" "
+				 "and arch \"%s\"", knobs[i].because, policy->range->name,
+				 policy->arch->name);
+		return false;
+	}
+	return true;
+}
+
+static bool policy_read_sched(const struct config_node *node, struct sched_params *sched,
+			      GError **error)
+{
+	/* CFS defaults (kernel/sched/fair.c, before the log2(cpus) scaling). */
+	sched->latency_ns = 6000000;
+	sched->min_granularity_ns = 750000;
+	sched->wakeup_granularity_ns = 1000000;
+	if (!cJSON_GetObjectItemCaseSensitive(node->json, "sched"))
+		return true;
+	struct config_node s = config_child(node, "sched");
+	const uint64_t second = 1000000000;
+	return config_check_keys(&s, sched_keys, error) &&
+	       config_get_u64(&s, "latency_ns", false, 100000, second, &sched->latency_ns, error) &&
+	       config_get_u64(&s, "min_granularity_ns", false, 10000, second,
+			      &sched->min_granularity_ns, error) &&
+	       config_get_u64(&s, "wakeup_granularity_ns", false, 0, second,
+			      &sched->wakeup_granularity_ns, error);
+}
+
+/* An optional boolean with the kernel's default. */
+static bool policy_read_bool(const struct config_node *node, const char *key, bool fallback,
+			     bool *out, GError **error)
+{
+	*out = fallback;
+	if (!cJSON_GetObjectItemCaseSensitive(node->json, key))
+		return true;
+	return config_get_bool(node, key, true, out, error);
+}
+
+static const char *arch_name(enum topology_arch arch)
+{
+	static const char *const names[] = {[ARCH_X86] = "x86", [ARCH_ARM64] = "arm64",
+					    [ARCH_RISCV] = "riscv"};
+	return names[arch];
+}
+
+bool policy_check_topology(const struct policy *policy, const struct topology *topology,
+			   GError **error)
+{
+	if (policy->arch->arch == topology->arch)
+		return true;
+	g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+		    "policy %s is for %s, but topology %s is %s: pick a %s policy "
+		    "(tlbsim --list-policies)",
+		    policy->name, arch_name(policy->arch->arch), topology->name,
+		    arch_name(topology->arch), arch_name(topology->arch));
+	return false;
+}
+
+struct policy *policy_from_json(const cJSON *json, const char *file, GError **error)
+{
+	struct config_node root = config_root(json, file);
+	struct policy *policy = g_new0(struct policy, 1);
+	uint64_t ceiling = 33, riscv_threshold = 64, max_tlbi = 512;
+	int munmap_range = MUNMAP_FLUSH_GATHERED, huge_range = 0, reclaim = 0;
+	int range = 0, targets = 0, lazy = 0, arch = 0;
+
+	if (!config_check_keys(&root, policy_keys, error) ||
+	    !config_get_string(&root, "name", true, &policy->name, error) ||
+	    !config_get_string(&root, "description", false, &policy->description, error) ||
+	    !policy_pick(&root, "range_flush", (const void *const *)range_ops,
+			 G_N_ELEMENTS(range_ops), &range, error) ||
+	    !policy_read_shift(&root, policy, error) ||
+	    !config_get_u64(&root, "single_page_flush_ceiling", false, 0, 1u << 20, &ceiling,
+			    error) ||
+	    !config_get_enum(&root, "munmap_flush_range", true, munmap_range_names, &munmap_range,
+			     error) ||
+	    !policy_pick(&root, "flush_targets", (const void *const *)targets_ops,
+			 G_N_ELEMENTS(targets_ops), &targets, error) ||
+	    !policy_read_sched(&root, &policy->sched, error) ||
+	    !policy_pick(&root, "arch", (const void *const *)arch_ops, G_N_ELEMENTS(arch_ops),
+			 &arch, error) ||
+	    !policy_pick(&root, "lazy_tlb", (const void *const *)lazy_ops, G_N_ELEMENTS(lazy_ops),
+			 &lazy, error) ||
+	    !config_get_enum(&root, "huge_page_range", true, huge_range_names, &huge_range,
+			     error) ||
+	    !config_get_enum(&root, "reclaim_flush", true, reclaim_names, &reclaim, error) ||
+	    !config_get_bool(&root, "pcid", true, &policy->pcid, error) ||
+	    !policy_read_bool(&root, "lazy_table_free_ipi", true, &policy->lazy_table_free_ipi,
+			      error) ||
+	    !policy_read_bool(&root, "concurrent_local_flush", false,
+			      &policy->concurrent_local_flush, error) ||
+	    !policy_read_bool(&root, "invlpgb", false, &policy->invlpgb, error) ||
+	    !policy_read_bool(&root, "lru_add_drain_on_free", true,
+			      &policy->lru_add_drain_on_free, error) ||
+	    !policy_read_bool(&root, "per_vma_lock", false, &policy->per_vma_lock, error) ||
+	    !policy_read_bool(&root, "munmap_downgrade", false, &policy->munmap_downgrade,
+			      error) ||
+	    !config_get_u64(&root, "riscv_flush_all_threshold", false, 0, 1u << 20,
+			    &riscv_threshold, error) ||
+	    !config_get_u64(&root, "arm64_max_tlbi_ops", false, 1, 1u << 20, &max_tlbi, error))
+		goto out_free_policy;
+	policy->range = range_ops[range];
+	policy->targets = targets_ops[targets];
+	policy->arch = arch_ops[arch];
+	policy->lazy = lazy_ops[lazy];
+	policy->huge_page_range = (enum huge_page_range)huge_range;
+	policy->reclaim_flush = (enum reclaim_flush)reclaim;
+	policy->riscv_flush_all_threshold = (unsigned)riscv_threshold;
+	policy->arm64_max_tlbi_ops = (unsigned)max_tlbi;
+	if (policy->lazy->arch != policy->arch->arch) {
+		struct config_node node = config_child(&root, "lazy_tlb");
+		config_set_error(error, &node, "lazy_tlb \"%s\" is for %s, but arch is \"%s\"",
+				 policy->lazy->name, arch_name(policy->lazy->arch),
+				 policy->arch->name);
+		goto out_free_policy;
+	}
+	if (!policy_check_applies(&root, policy, error))
+		goto out_free_policy;
+	policy->single_page_flush_ceiling = (unsigned)ceiling;
+	policy->munmap_flush_range = (enum munmap_flush_range)munmap_range;
+	if (!policy->description)
+		policy->description = g_strdup("");
+	return policy;
+
+out_free_policy:
+	policy_free(policy);
+	return NULL;
+}
+
+void policy_free(struct policy *policy)
+{
+	if (!policy)
+		return;
+	g_free(policy->name);
+	g_free(policy->description);
+	g_free(policy);
+}

@@ -1,0 +1,277 @@
+/*
+ * Cross-CPU calls, after kernel/smp.c of the 4.x era.
+ *
+ * Models: the caller queues one request (csd) per target on the target's
+ * call_single_queue (an RMW on a line the target wrote last), then writes the
+ * ICR once per target; each target takes the interrupt, runs every queued
+ * request in one handler (llist_del_all), unlocks each csd right after its
+ * function (the acknowledgement the caller spins on, visible after a line
+ * transfer back), and returns.  Interrupts arriving during a handler are held
+ * pending like an IRR bit and cause one more handler pass.  The caller waits
+ * for the csds in turn (csd_lock_wait() in target order): each unlock reaches
+ * it a line transfer after both the unlock and the previous csd's.
+ * Simplifies: one handler pass applies all its requests' TLB effects at the
+ * pass's start time while charging their costs in sequence.
+ * Invariant: every request queued is run exactly once and acknowledged once.
+ */
+#include <string.h>
+#include <glib.h>
+#include "tlbsim/kernel/sched.h"
+#include "tlbsim/kernel/smp.h"
+#include "tlbsim/kernel/tracepoint.h"
+
+/*
+ * The caller's wait for every acknowledgement.  Every event on the way to its
+ * completion is tracked (the interrupt's arrival, the handler's entry and
+ * exit, the caller's continuation), so no other core runs ahead of what the
+ * completion leads to: a handler may take this request while it runs for
+ * another caller's interrupt, long before ours arrives, and the task a handler
+ * interrupted resumes only after it.  See machine.h, "Lookahead".
+ */
+struct call_wait {
+	unsigned caller;
+	unsigned nr_targets;
+	unsigned pending;
+	uint64_t sent_at; /* the last ICR write: the spin starts there */
+	struct kcont done;
+	uint64_t *unlocked_at; /* per target slot; UINT64_MAX until acknowledged */
+	unsigned *targets; /* a copy: the caller's array may not outlive the call */
+};
+
+struct csd {
+	smp_call_fn fn;
+	void *info;
+	unsigned caller;
+	unsigned slot; /* index of the target in the caller's list */
+	struct call_wait *wait;
+};
+
+struct smp_cpu {
+	GQueue queue;          /* struct csd *, call_single_queue */
+	struct cacheline queue_line;
+	bool in_handler;
+	bool irq_pending;      /* an interrupt arrived during the handler */
+	bool irq_deferred;     /* one arrived with interrupts off: smp_irqs_on() is due */
+	uint64_t handler_start;
+	/* The latest section with interrupts off (smp_irqs_off()): interrupts
+	 * that arrive in [irqs_off_from, irqs_off_until) wait for its end. */
+	uint64_t irqs_off_from, irqs_off_until;
+};
+
+struct smp {
+	struct kernel *k;
+	struct smp_cpu *cpus;
+};
+
+struct smp *smp_new(struct kernel *k)
+{
+	struct smp *smp = g_new0(struct smp, 1);
+	smp->k = k;
+	smp->cpus = g_new0(struct smp_cpu, k->machine->nr_cpus);
+	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {
+		g_queue_init(&smp->cpus[c].queue);
+		smp->cpus[c].queue_line = CACHELINE_INIT;
+		smp->cpus[c].queue_line.writer = (int)c;
+	}
+	k->smp = smp;
+	return smp;
+}
+
+void smp_free(struct smp *smp)
+{
+	if (!smp)
+		return;
+	/* Queued csds belong to kernel_alloc(); only the queues go here. */
+	for (unsigned c = 0; c < smp->k->machine->nr_cpus; c++)
+		g_queue_clear(&smp->cpus[c].queue);
+	g_free(smp->cpus);
+	g_free(smp);
+}
+
+static void smp_handler_body(void *target, uint64_t cpu_id);
+static void smp_handler_exit(void *target, uint64_t cpu_id);
+
+static void smp_wait_free(struct kernel *k, struct call_wait *wait)
+{
+	kernel_release(k, wait->unlocked_at);
+	kernel_release(k, wait->targets);
+	kernel_release(k, wait);
+}
+
+static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
+{
+	struct kernel *k = smp->k;
+	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	sc->in_handler = true;
+	sc->handler_start = now;
+	trace_irq_enter(k, cpu_id, now);
+	sched_irq_enter(k, &k->machine->cpus[cpu_id], now);
+	engine_schedule(k->engine, now + k->machine->topology->costs.irq_entry,
+			fabric_cpu_lane(cpu_id), smp_handler_body, smp, cpu_id);
+}
+
+/*
+ * Interrupts are on again (the spin_unlock_irqrestore() of a section that
+ * held back an IPI): the handler runs now, unless the CPU went into another
+ * such section meanwhile.
+ */
+static void smp_irqs_on(void *target, uint64_t cpu_id)
+{
+	struct smp *smp = target;
+	struct kernel *k = smp->k;
+	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	uint64_t now = engine_now(k->engine);
+	if (now < sc->irqs_off_until && now >= sc->irqs_off_from) {
+		engine_schedule(k->engine, sc->irqs_off_until, fabric_cpu_lane((unsigned)cpu_id),
+				smp_irqs_on, smp, cpu_id);
+		return;
+	}
+	/* No handler started meanwhile: an IPI that arrived found irq_deferred. */
+	g_assert(!sc->in_handler);
+	sc->irq_deferred = false;
+	smp_start_handler(smp, (unsigned)cpu_id, now);
+}
+
+void smp_irqs_off(struct kernel *k, const struct cpu *cpu, uint64_t from, uint64_t until)
+{
+	struct smp_cpu *sc = &k->smp->cpus[cpu->id];
+	if (!(sc->irqs_off_from <= from && from <= sc->irqs_off_until))
+		sc->irqs_off_from = from;
+	sc->irqs_off_until = until;
+}
+
+void smp_deliver_ipi(void *kernel, unsigned cpu_id)
+{
+	struct kernel *k = kernel;
+	struct smp *smp = k->smp;
+	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	uint64_t now = engine_now(k->engine);
+	k->machine->cpus[cpu_id].counters.ipis_received++;
+	if (sc->in_handler) {
+		sc->irq_pending = true;
+		return;
+	}
+	if (sc->irq_deferred) /* its handler pass will take this one's request too */
+		return;
+	if (now >= sc->irqs_off_from && now < sc->irqs_off_until) {
+		sc->irq_deferred = true;
+		engine_schedule(k->engine, sc->irqs_off_until, fabric_cpu_lane(cpu_id), smp_irqs_on,
+				smp, cpu_id);
+		return;
+	}
+	smp_start_handler(smp, cpu_id, now);
+}
+
+/* When the caller's csd_lock_wait() loop, over the slots in order, is done. */
+static uint64_t smp_wait_done_at(struct kernel *k, const struct call_wait *wait)
+{
+	uint64_t t = wait->sent_at;
+	for (unsigned i = 0; i < wait->nr_targets; i++) {
+		uint64_t from = MAX(t, wait->unlocked_at[i]);
+		t = from + fabric_line_transfer(k->machine->fabric, wait->targets[i], wait->caller);
+	}
+	return t;
+}
+
+static void smp_ack(struct kernel *k, struct csd *csd, unsigned cpu_id, uint64_t at)
+{
+	struct call_wait *wait = csd->wait;
+	g_assert(wait->pending > 0 && wait->unlocked_at[csd->slot] == UINT64_MAX);
+	wait->unlocked_at[csd->slot] = at;
+	bool last = --wait->pending == 0;
+	/* The caller sees an unlock a line transfer later at the earliest; the
+	 * last one it sees when its loop is done. */
+	uint64_t seen = last ? smp_wait_done_at(k, wait)
+			     : at + fabric_line_transfer(k->machine->fabric, cpu_id, csd->caller);
+	trace_csd_ack(k, cpu_id, csd->caller, csd->slot, at, seen);
+	if (last) {
+		struct kcont done = wait->done;
+		smp_wait_free(k, wait);
+		kcont_call(k, done, seen);
+	}
+}
+
+/* flush_smp_call_function_queue(): run everything queued, acknowledging each. */
+static void smp_handler_body(void *target, uint64_t cpu_id)
+{
+	struct smp *smp = target;
+	struct kernel *k = smp->k;
+	struct cpu *cpu = &k->machine->cpus[cpu_id];
+	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	uint64_t t = engine_now(k->engine);
+	GQueue batch = sc->queue;
+	g_queue_init(&sc->queue);
+	sc->queue_line.writer = (int)cpu_id;
+
+	struct csd *csd;
+	while ((csd = g_queue_pop_head(&batch))) {
+		trace_csd_begin(k, (unsigned)cpu_id, csd->caller, csd->slot, t);
+		t += csd->fn(k, cpu, t, csd->info);
+		smp_ack(k, csd, (unsigned)cpu_id, t);
+		kernel_release(k, csd);
+	}
+	engine_schedule(k->engine, t + k->machine->topology->costs.irq_exit,
+			fabric_cpu_lane((unsigned)cpu_id), smp_handler_exit, smp, cpu_id);
+}
+
+static void smp_handler_exit(void *target, uint64_t cpu_id)
+{
+	struct smp *smp = target;
+	struct kernel *k = smp->k;
+	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	struct cpu *cpu = &k->machine->cpus[cpu_id];
+	uint64_t now = engine_now(k->engine);
+	if (sc->irq_pending) {
+		/* The pending interrupt fires as soon as we iret: enter again. */
+		sc->irq_pending = false;
+		engine_schedule(k->engine, now + k->machine->topology->costs.irq_entry,
+				fabric_cpu_lane((unsigned)cpu_id), smp_handler_body, smp, cpu_id);
+		return;
+	}
+	sc->in_handler = false;
+	cpu->counters.irq_cycles += now - sc->handler_start;
+	trace_irq_exit(k, (unsigned)cpu_id, now);
+	sched_irq_exit(k, cpu, now);
+}
+
+void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *targets,
+			    unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
+			    struct kcont done)
+{
+	struct smp *smp = k->smp;
+	const struct topology_costs *costs = &k->machine->topology->costs;
+	if (nr_targets == 0) {
+		kcont_call(k, done, now);
+		return;
+	}
+	trace_call_begin(k, self->id, nr_targets, now);
+	struct call_wait *wait = kernel_alloc(k, sizeof(*wait));
+	wait->caller = self->id;
+	wait->nr_targets = wait->pending = nr_targets;
+	wait->done = done;
+	wait->targets = kernel_alloc(k, nr_targets * sizeof(*wait->targets));
+	memcpy(wait->targets, targets, nr_targets * sizeof(*targets));
+	wait->unlocked_at = kernel_alloc(k, nr_targets * sizeof(*wait->unlocked_at));
+	for (unsigned i = 0; i < nr_targets; i++)
+		wait->unlocked_at[i] = UINT64_MAX;
+
+	uint64_t t = now;
+	for (unsigned i = 0; i < nr_targets; i++) {
+		unsigned target = targets[i];
+		g_assert(target != self->id);
+		struct csd *csd = kernel_alloc(k, sizeof(*csd));
+		*csd = (struct csd){
+			.fn = fn, .info = info, .caller = self->id, .slot = i, .wait = wait,
+		};
+		/* csd_lock + llist_add onto the target's queue head. */
+		t = fabric_line_rmw(k->machine->fabric, &smp->cpus[target].queue_line, self->id, t);
+		g_queue_push_tail(&smp->cpus[target].queue, csd);
+	}
+	for (unsigned i = 0; i < nr_targets; i++) {
+		t += costs->ipi_send;
+		trace_ipi_send(k, self->id, targets[i], i, t);
+		fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
+		self->counters.ipis_sent++;
+	}
+	wait->sent_at = t;
+}

@@ -1,0 +1,114 @@
+/*
+ * The TLB-flush code every architecture and era shares (arch/x86/mm/tlb.c
+ * and its arm64/riscv counterparts have their own in arch/): the per-CPU TLB
+ * state, the tlb:tlb_flush event, local flushes, cpumask atomics, target
+ * selection and ASIDs, and flush_tlb_mm_range(), which hands the range to
+ * the policy's architecture.
+ */
+#include <glib.h>
+#include "tlbsim/kernel/tlbflush.h"
+
+static const struct topology_costs *costs_of(const struct kernel *k)
+{
+	return &k->machine->topology->costs;
+}
+
+uint16_t tlbflush_mm_asid(const struct kernel *k, const struct mm *mm)
+{
+	unsigned asids = k->machine->topology->hw_asids;
+	if (asids < 2 || mm == k->init_mm)
+		return 0;
+	/* ASID 0 is reserved (the kernel's); no rollover is modelled. */
+	return (uint16_t)(1 + mm->id % (asids - 1));
+}
+
+int tlbflush_cpu_asid_of(const struct kernel *k, const struct cpu *cpu, const struct mm *mm)
+{
+	return k->policy->arch->cpu_asid_of(k, cpu, mm);
+}
+
+int tlbflush_mm_asid_of(const struct kernel *k, const struct cpu *cpu, const struct mm *mm)
+{
+	bool asids = k->machine->topology->hw_asids > 0;
+	return asids || tlbflush_state(k, cpu)->loaded_mm == mm ? tlbflush_mm_asid(k, mm) : -1;
+}
+
+uint64_t lazy_tlb_keep_loaded(struct kernel *k, struct cpu *cpu, uint64_t now)
+{
+	(void)now;
+	tlbflush_state(k, cpu)->is_lazy = true;
+	return 0;
+}
+
+void tlbflush_init(struct kernel *k)
+{
+	k->tlbstate = g_new0(struct cpu_tlbstate, k->machine->nr_cpus);
+	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {
+		struct cpu_tlbstate *ts = &k->tlbstate[c];
+		ts->loaded_mm = k->init_mm;
+		ts->active_mm = k->init_mm;
+		ts->is_lazy = true;
+		ts->next_asid = 1;
+		ts->ctxs[0] = (struct tlb_context){.mm = k->init_mm, .tlb_gen = 0};
+		mm_cpumask_set(k->init_mm, c);
+	}
+}
+
+void tlbflush_exit(struct kernel *k)
+{
+	g_free(k->tlbstate);
+	k->tlbstate = NULL;
+}
+
+uint64_t tlbflush_cpumask_atomic(struct kernel *k, struct cpu *cpu, struct mm *mm, bool set,
+				 uint64_t now)
+{
+	uint64_t end = fabric_line_rmw(k->machine->fabric, &mm->cpumask_line, cpu->id, now);
+	if (set)
+		mm_cpumask_set(mm, cpu->id);
+	else
+		mm_cpumask_clear(mm, cpu->id);
+	cpu->counters.cpumask_atomics++;
+	return end - now;
+}
+
+void tlbflush_event(struct kernel *k, struct cpu *cpu, enum tlb_flush_reason reason,
+		    uint64_t start, uint64_t end, uint64_t at)
+{
+	cpu->counters.tlb_flush_events++;
+	trace_tlb_flush(k, cpu->id, reason,
+			end == FLUSH_ALL ? -1 : (int64_t)((end - start) >> PAGE_SHIFT_4K), at);
+}
+
+uint64_t tlbflush_local_all(struct kernel *k, struct cpu *cpu)
+{
+	struct cpu_tlbstate *ts = tlbflush_state(k, cpu);
+	machine_flush_asid(k->machine, cpu, ts->loaded_asid);
+	return costs_of(k)->flush_all;
+}
+
+uint64_t tlbflush_local_range(struct kernel *k, struct cpu *cpu, uint64_t start, uint64_t end,
+			      unsigned stride_shift)
+{
+	struct cpu_tlbstate *ts = tlbflush_state(k, cpu);
+	uint64_t cycles = 0;
+	for (uint64_t addr = start; addr < end; addr += UINT64_C(1) << stride_shift) {
+		machine_invlpg(k->machine, cpu, ts->loaded_asid, addr);
+		cycles += costs_of(k)->invlpg;
+	}
+	return cycles;
+}
+
+unsigned tlbflush_select_targets(const struct kernel *k, const struct cpu *self,
+				 const struct mm *mm, unsigned *targets)
+{
+	return k->policy->targets->select(k, self, mm, targets);
+}
+
+void flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm *mm, const struct vma *vma,
+			uint64_t start, uint64_t end, unsigned stride_shift, bool freed_tables,
+			uint64_t now, struct kcont done)
+{
+	k->policy->arch->flush_range(k, cpu, mm, vma, start, end, stride_shift, freed_tables, now,
+				     &done);
+}

@@ -1,0 +1,120 @@
+/*
+ * One set-associative data cache level (see include/tlbsim/cache.h).
+ *
+ * Models: @sets x @ways lines, each a 64-bit tag; true LRU inside a set.  The
+ * set of a tag is a hash of it, not its low bits: tlbsim's tags are synthetic
+ * line numbers (machine.c), and real caches index by physical address, whose
+ * page-frame bits are as good as random for a process's pages; Intel's L3
+ * hashes the address over its slices too.  A multiply-shift maps the hash
+ * onto any set count without a division.
+ *
+ * Layout: a set is its ways' tags in recency order, most recent first, so a
+ * lookup reads one array (an 8-way set is one host cache line) and LRU needs
+ * no stamps: a hit moves its tag to the front, a miss drops the last tag and
+ * puts the new one in front.  Every simulated access of a machine with caches
+ * comes here one to three times, and host cache misses and mispredicted
+ * branches are what it costs; the usual way counts get their own unrolled
+ * copy of the code (set_access()).
+ *
+ * Invariant: within a set, valid tags (nonzero) come first, in recency order,
+ * then zeros; a tag appears at most once in the cache, in set cache_set(tag).
+ * stats.lookups == stats.hits + stats.misses.
+ */
+#include <glib.h>
+#include "tlbsim/machine/cache.h"
+
+struct cache {
+	uint64_t *tags; /* sets * ways, set-major, each set most recent first */
+	unsigned sets, ways;
+	struct cache_stats stats;
+};
+
+struct cache *cache_new(const struct cache_geometry *geometry)
+{
+	if (geometry->sets == 0 || geometry->ways == 0)
+		return NULL;
+	struct cache *cache = g_new0(struct cache, 1);
+	cache->tags = g_new0(uint64_t, (size_t)geometry->sets * geometry->ways);
+	cache->sets = geometry->sets;
+	cache->ways = geometry->ways;
+	return cache;
+}
+
+void cache_free(struct cache *cache)
+{
+	if (!cache)
+		return;
+	g_free(cache->tags);
+	g_free(cache);
+}
+
+/* Fibonacci hashing: the multiply's high half mixes every bit of the tag, so
+ * neighbouring tags scatter. */
+static inline unsigned cache_set(const struct cache *cache, uint64_t tag)
+{
+	uint64_t hash = (tag * UINT64_C(0x9e3779b97f4a7c15)) >> 32;
+	return (unsigned)((hash * cache->sets) >> 32);
+}
+
+/*
+ * Look @tag up in @set and make it the most recent: found, it moves to the
+ * front; missing, the last way (the least recent, or an empty one) is dropped
+ * and it goes in front.  Branch-free over the ways, so that inlined with a
+ * constant @ways the loops unroll into compares and conditional moves: where
+ * a tag sits is unpredictable, and a branch on it would mispredict.
+ */
+static inline bool set_access(uint64_t *set, uint64_t tag, unsigned ways)
+{
+	unsigned pos = ways - 1;
+	bool hit = false;
+	for (unsigned w = 0; w < ways; w++) {
+		bool match = set[w] == tag;
+		pos = match ? w : pos;
+		hit |= match;
+	}
+	for (unsigned w = ways - 1; w > 0; w--)
+		set[w] = w <= pos ? set[w - 1] : set[w];
+	set[0] = tag;
+	return hit;
+}
+
+bool cache_access(struct cache *cache, uint64_t tag)
+{
+	g_assert(tag != 0);
+	uint64_t *set = &cache->tags[(size_t)cache_set(cache, tag) * cache->ways];
+	bool hit;
+	switch (cache->ways) {
+	case 4:
+		hit = set_access(set, tag, 4);
+		break;
+	case 8:
+		hit = set_access(set, tag, 8);
+		break;
+	case 16:
+		hit = set_access(set, tag, 16);
+		break;
+	default:
+		hit = set_access(set, tag, cache->ways);
+		break;
+	}
+	cache->stats.lookups++;
+	if (hit)
+		cache->stats.hits++;
+	else
+		cache->stats.misses++;
+	return hit;
+}
+
+bool cache_contains(const struct cache *cache, uint64_t tag)
+{
+	const uint64_t *set = &cache->tags[(size_t)cache_set(cache, tag) * cache->ways];
+	for (unsigned w = 0; w < cache->ways && set[w] != 0; w++)
+		if (set[w] == tag)
+			return true;
+	return false;
+}
+
+const struct cache_stats *cache_stats(const struct cache *cache)
+{
+	return &cache->stats;
+}

@@ -1,0 +1,539 @@
+/*
+ * CPUs and their TLB hierarchy; the address-translation path.
+ *
+ * Models: per logical CPU private structures and per-core shared ones
+ * (topology "per_core"), probed level 1 then level 2 for the page size of the
+ * VMA; a walk on a miss fills level 2 and level 1 (mostly-inclusive, as Intel
+ * STLBs behave for data); SMT invalidation scope per topology.
+ * Lookups match only the entries the CPU itself filled (SDM Vol.3A 8.7.13.2:
+ * shared DTLB entries carry the creating logical processor), so siblings
+ * share capacity, never translations; invalidation scope follows the
+ * topology's smt_invalidation.  A paging-structure cache per CPU remembers
+ * the PTE pages of recently walked 2 MiB spans, for the freed-table checker.
+ * A walk costs the topology's page_walk plus what its page-table loads add
+ * beyond resident_cycles at the data cache level that holds each line (none
+ * without cache levels); the data lines of accesses go through the same
+ * caches.
+ * Simplifies: data accesses only (no ITLB); caches hold tags only, with no
+ * coherence between cores.
+ * Invariant: lookups == hits + misses for every CPU.
+ */
+#include <string.h>
+#include <glib.h>
+#include "tlbsim/machine/machine.h"
+
+static void machine_build_probe_order(struct machine *machine)
+{
+	const struct topology *topo = machine->topology;
+	for (int ps = 0; ps < NR_PAGE_SIZES; ps++) {
+		for (unsigned level = 1; level <= 2; level++) {
+			for (unsigned i = 0; i < topo->nr_tlbs; i++) {
+				const struct topology_tlb *t = &topo->tlbs[i];
+				if (t->level != level || !(t->geometry.page_sizes & (1u << ps)))
+					continue;
+				unsigned n = machine->nr_probe[ps]++;
+				machine->probe[ps][n] = i;
+				machine->probe_level[ps][n] = level;
+			}
+		}
+	}
+}
+
+/* The smallest delay of any cross-core effect (see machine.h). */
+static uint64_t machine_compute_lookahead(const struct topology *topo)
+{
+	const struct topology_costs *c = &topo->costs;
+	uint64_t lookahead = UINT64_MAX;
+	for (int d = DIST_SOCKET; d <= DIST_REMOTE; d++) {
+		uint64_t ipi = c->ipi_send + c->ipi_latency[d];
+		lookahead = MIN(lookahead, MIN(ipi, c->line_transfer[d]));
+	}
+	return lookahead;
+}
+
+uint64_t machine_horizon(const struct machine *machine, const struct cpu *cpu)
+{
+	const struct engine *engine = machine->engine;
+	/* Quiet resumes are untracked: by their promise they reach no other
+	 * core before some tracked event does (sched.h). */
+	uint64_t next = engine_tracked_next_time(engine);
+	uint64_t horizon = next > UINT64_MAX - machine->lookahead ? UINT64_MAX
+								   : next + machine->lookahead;
+	horizon = MIN(horizon, engine_lane_next_time(engine, LANE_GLOBAL));
+	for (unsigned i = 0; i < cpu->nr_core_cpus; i++)
+		horizon = MIN(horizon, engine_lane_next_time(engine, fabric_cpu_lane(cpu->core_cpus[i])));
+	return horizon;
+}
+
+static void machine_add_scope(struct cpu *cpu, struct tlb *tlb)
+{
+	for (unsigned i = 0; i < cpu->nr_flush_scope; i++)
+		if (cpu->flush_scope[i] == tlb)
+			return;
+	cpu->flush_scope[cpu->nr_flush_scope++] = tlb;
+}
+
+/*
+ * With core-wide invalidation an INVLPG on one sibling also clears the other
+ * siblings' private structures (the 2016 patch's premise); with thread-scoped
+ * invalidation only this CPU's structures, filtered by owner in shared ones.
+ */
+static void machine_build_flush_scope(struct machine *machine, struct cpu *cpu)
+{
+	const struct topology *topo = machine->topology;
+	bool core_wide = topo->smt_invalidation == SMT_INVALIDATE_CORE;
+	cpu->flush_scope = g_new0(struct tlb *, (size_t)topo->nr_tlbs * topo->threads_per_core);
+	for (unsigned i = 0; i < topo->nr_tlbs; i++)
+		machine_add_scope(cpu, cpu->tlbs[i]);
+	if (!core_wide)
+		return;
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		struct cpu *other = &machine->cpus[c];
+		if (other == cpu || other->core_id != cpu->core_id)
+			continue;
+		for (unsigned i = 0; i < topo->nr_tlbs; i++)
+			machine_add_scope(cpu, other->tlbs[i]);
+	}
+}
+
+/* Every level is one structure per core (a socket's level: the core's share). */
+static void machine_build_caches(struct machine *machine, unsigned nr_cores)
+{
+	const struct topology *topology = machine->topology;
+	g_assert(topology->nr_caches <= MACHINE_MAX_CACHES);
+	machine->line_shift = (unsigned)g_bit_nth_lsf(topology->cache_line_bytes, -1);
+	machine->all_caches = g_new0(struct cache *, (size_t)nr_cores * topology->nr_caches);
+	for (unsigned core = 0; core < nr_cores; core++) {
+		struct cache *levels[MACHINE_MAX_CACHES];
+		for (unsigned l = 0; l < topology->nr_caches; l++) {
+			levels[l] = cache_new(&topology->caches[l].geometry);
+			g_assert(levels[l]); /* the topology was validated */
+			machine->all_caches[machine->nr_all_caches++] = levels[l];
+		}
+		for (unsigned c = 0; c < machine->nr_cpus; c++)
+			if (machine->cpus[c].core_id == core)
+				memcpy(machine->cpus[c].caches, levels,
+				       topology->nr_caches * sizeof(levels[0]));
+	}
+}
+
+struct machine *machine_new(const struct topology *topology, struct engine *engine,
+			    fabric_deliver_fn deliver, void *deliver_ctx)
+{
+	g_assert(topology->nr_tlbs <= MACHINE_MAX_TLBS);
+	struct machine *machine = g_new0(struct machine, 1);
+	machine->topology = topology;
+	machine->engine = engine;
+	machine->fabric = fabric_new(engine, topology, deliver, deliver_ctx);
+	machine->nr_cpus = topology_nr_cpus(topology);
+	machine->lookahead = machine_compute_lookahead(topology);
+	machine->cpus = g_new0(struct cpu, machine->nr_cpus);
+	machine->all_tlbs = g_new0(struct tlb *, (size_t)machine->nr_cpus * topology->nr_tlbs);
+	machine_build_probe_order(machine);
+
+	unsigned nr_cores = topology->sockets * topology->cores_per_socket;
+	struct tlb **core_tlbs = g_new0(struct tlb *, (size_t)nr_cores * topology->nr_tlbs);
+	bool core_wide = topology->smt_invalidation == SMT_INVALIDATE_CORE;
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		struct cpu *cpu = &machine->cpus[c];
+		cpu->id = c;
+		cpu->socket = topology_cpu_socket(topology, c);
+		cpu->core = topology_cpu_core(topology, c);
+		cpu->thread = topology_cpu_thread(topology, c);
+		cpu->core_id = topology_cpu_core_id(topology, c);
+		cpu->tlb_owner = (uint16_t)c;
+		cpu->owner_filter = core_wide ? TLB_ANY_OWNER : (int)c;
+		cpu->nr_pwc = topology->pwc_entries;
+		cpu->pwc = g_new0(struct pwc_entry, cpu->nr_pwc);
+		for (unsigned i = 0; i < topology->nr_tlbs; i++) {
+			const struct topology_tlb *t = &topology->tlbs[i];
+			struct tlb **shared = &core_tlbs[cpu->core_id * topology->nr_tlbs + i];
+			if (t->per_core && *shared) {
+				cpu->tlbs[i] = *shared;
+				continue;
+			}
+			cpu->tlbs[i] = tlb_new(&t->geometry);
+			g_assert(cpu->tlbs[i]); /* the topology was validated */
+			machine->all_tlbs[machine->nr_all_tlbs++] = cpu->tlbs[i];
+			if (t->per_core)
+				*shared = cpu->tlbs[i];
+		}
+	}
+	g_free(core_tlbs);
+	machine_build_caches(machine, nr_cores);
+	machine->walker_free = g_new0(uint64_t, (size_t)nr_cores * topology->page_walkers);
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		struct cpu *cpu = &machine->cpus[c];
+		size_t first_walker = (size_t)cpu->core_id * topology->page_walkers;
+		cpu->walker_free = &machine->walker_free[first_walker];
+		machine_build_flush_scope(machine, cpu);
+		cpu->core_cpus = g_new(unsigned, topology->threads_per_core);
+		for (unsigned o = 0; o < machine->nr_cpus; o++)
+			if (machine->cpus[o].core_id == cpu->core_id)
+				cpu->core_cpus[cpu->nr_core_cpus++] = o;
+	}
+	return machine;
+}
+
+void machine_free(struct machine *machine)
+{
+	if (!machine)
+		return;
+	for (unsigned i = 0; i < machine->nr_all_tlbs; i++)
+		tlb_free(machine->all_tlbs[i]);
+	for (unsigned i = 0; i < machine->nr_all_caches; i++)
+		cache_free(machine->all_caches[i]);
+	g_free(machine->all_caches);
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		g_free(machine->cpus[c].flush_scope);
+		g_free(machine->cpus[c].pwc);
+		g_free(machine->cpus[c].core_cpus);
+	}
+	g_free(machine->all_tlbs);
+	g_free(machine->walker_free);
+	g_free(machine->cpus);
+	fabric_free(machine->fabric);
+	g_free(machine);
+}
+
+static void machine_record_stale(struct machine *machine, struct cpu *cpu, uint64_t vaddr,
+				 uint32_t entry_gen, const struct pte *pte, uint64_t now)
+{
+	cpu->counters.stale_hits++;
+	if (machine->nr_stale_reports >= MACHINE_STALE_REPORTS)
+		return;
+	machine->stale[machine->nr_stale_reports++] = (struct stale_report){
+		.time = now,
+		.cpu = cpu->id,
+		.vaddr = vaddr,
+		.entry_gen = entry_gen,
+		.committed_gen = pte->committed,
+	};
+}
+
+/* Fill the structures probed before @below_probe (the levels that missed). */
+static void machine_fill_levels(struct machine *machine, struct cpu *cpu, uint16_t asid,
+				enum page_size ps, uint64_t vaddr, uint32_t gen, bool writable,
+				unsigned below_probe)
+{
+	for (unsigned p = 0; p < below_probe; p++)
+		tlb_fill_perm(cpu->tlbs[machine->probe[ps][p]], vaddr, ps, asid, cpu->tlb_owner, gen,
+			      writable);
+}
+
+/*
+ * The walk went through the span's PDE: cache it, and say whether it was
+ * cached already (the walk then skipped the PMD load).  4-way set-associative
+ * by span with LRU inside the set, so that the hot path stays a few compares.
+ */
+#define PWC_WAYS 4u
+static bool machine_pwc_fill(struct cpu *cpu, const struct vma *vma, uint16_t asid,
+			     uint64_t vaddr)
+{
+	if (cpu->nr_pwc == 0 || vma->page_size != PS_4K)
+		return false; /* a huge mapping has no PTE page to cache */
+	uint64_t span = vaddr >> 21;
+	unsigned ways = MIN(PWC_WAYS, cpu->nr_pwc), sets = cpu->nr_pwc / ways;
+	/* The usual sizes give a power-of-two set count: no division then. */
+	uint64_t index = (sets & (sets - 1)) == 0 ? span & (sets - 1) : span % sets;
+	struct pwc_entry *set = &cpu->pwc[index * ways];
+	struct pwc_entry *victim = &set[0];
+	for (unsigned i = 0; i < ways; i++) {
+		struct pwc_entry *e = &set[i];
+		if (e->valid && e->span == span && e->asid == asid && e->mm == vma->mm) {
+			e->lru = ++cpu->pwc_clock;
+			return true;
+		}
+		if (!e->valid || (victim->valid && e->lru < victim->lru))
+			victim = e;
+	}
+	*victim = (struct pwc_entry){.mm = vma->mm, .span = span, .asid = asid, .valid = true,
+				     .lru = ++cpu->pwc_clock};
+	return false;
+}
+
+/* Drop @cpu's paging-structure cache entries of @asid (any ASID if @all). */
+static void machine_pwc_flush(struct machine *machine, struct cpu *cpu, uint16_t asid, bool all)
+{
+	bool core_wide = cpu->owner_filter == TLB_ANY_OWNER;
+	for (unsigned n = 0; n < cpu->nr_core_cpus; n++) {
+		struct cpu *c = &machine->cpus[cpu->core_cpus[n]];
+		if (c != cpu && !core_wide)
+			continue;
+		for (unsigned i = 0; i < c->nr_pwc; i++)
+			if (all || c->pwc[i].asid == asid)
+				c->pwc[i].valid = false;
+	}
+}
+
+/*
+ * Cache line tags (cache.c): what the line holds, whose mm, and its number.
+ * A data line is numbered by its virtual address in the mm, a page-table
+ * line by the span of addresses its entries map, so two mms never share a
+ * line (tlbsim has no shared physical pages to alias) and an mm's PTE lines
+ * are as many as its page tables have.  mm ids wrap at 2^15: two mms 32768
+ * apart would share lines, which no workload comes near.
+ */
+enum line_kind { LINE_DATA = 1, LINE_PTE, LINE_PMD, LINE_PUD };
+#define LINE_NUMBER_BITS 46
+#define LINE_MM_BITS 15
+
+static inline uint64_t line_tag(enum line_kind kind, const struct mm *mm, uint64_t number)
+{
+	uint64_t mm_bits = (uint64_t)mm->id & ((UINT64_C(1) << LINE_MM_BITS) - 1);
+	return (uint64_t)kind << (LINE_NUMBER_BITS + LINE_MM_BITS) | mm_bits << LINE_NUMBER_BITS |
+	       (number & ((UINT64_C(1) << LINE_NUMBER_BITS) - 1));
+}
+
+/* One load through @cpu's caches: the latency of the level that has the line
+ * (which every nearer level then holds too), or memory's. */
+static uint64_t machine_cache_load(const struct machine *machine, struct cpu *cpu, uint64_t tag)
+{
+	const struct topology *topo = machine->topology;
+	for (unsigned l = 0; l < topo->nr_caches; l++)
+		if (cache_access(cpu->caches[l], tag))
+			return topo->caches[l].hit_cycles;
+	return topo->memory_cycles;
+}
+
+void machine_touch_data(struct machine *machine, struct cpu *cpu, const struct vma *vma,
+			uint64_t vaddr)
+{
+	if (machine->topology->nr_caches > 0)
+		machine_cache_load(machine, cpu, line_tag(LINE_DATA, vma->mm,
+							  vaddr >> machine->line_shift));
+}
+
+/* One of a walk's loads: the cycles it adds to page_walk, which already
+ * holds a load at resident_cycles. */
+static uint64_t machine_walk_load(const struct machine *machine, struct cpu *cpu,
+				  enum line_kind kind, const struct vma *vma, uint64_t number)
+{
+	uint64_t latency = machine_cache_load(machine, cpu, line_tag(kind, vma->mm, number));
+	uint64_t resident = machine->topology->resident_cycles;
+	uint64_t cycles = latency > resident ? latency - resident : 0;
+	cpu->counters.walk_loads++;
+	cpu->counters.walk_load_cycles += cycles;
+	return cycles;
+}
+
+/*
+ * What a walk's loads add, one after the other (each needs the entry the
+ * previous one read): the leaf entry's line, and for a 4K page the PDE's
+ * unless the paging-structure cache had it (@pde_cached).  The levels above
+ * are taken to come from the paging-structure caches (a process's few PML4
+ * and PDPT entries).  A line holds line_bytes / 8 entries.
+ */
+static uint64_t machine_walk_loads(const struct machine *machine, struct cpu *cpu,
+				   const struct vma *vma, uint64_t vaddr, bool pde_cached)
+{
+	if (machine->topology->nr_caches == 0)
+		return 0;
+	unsigned per_line = machine->line_shift - 3; /* log2 of entries per line */
+	switch (vma->page_size) {
+	case PS_4K: {
+		uint64_t cycles = pde_cached ? 0
+					     : machine_walk_load(machine, cpu, LINE_PMD, vma,
+								 vaddr >> (21 + per_line));
+		return cycles +
+		       machine_walk_load(machine, cpu, LINE_PTE, vma, vaddr >> (12 + per_line));
+	}
+	case PS_2M:
+		return machine_walk_load(machine, cpu, LINE_PMD, vma, vaddr >> (21 + per_line));
+	case PS_1G:
+		return machine_walk_load(machine, cpu, LINE_PUD, vma, vaddr >> (30 + per_line));
+	case NR_PAGE_SIZES:
+		break;
+	}
+	g_assert_not_reached();
+}
+
+/*
+ * The core's first free walker takes a walk of @walk cycles issued at @now:
+ * when it starts (later than @now if every walker is busy with the siblings'
+ * or this CPU's earlier walks) and, through *@end, when it finishes.
+ */
+static uint64_t machine_walk_start(const struct machine *machine, struct cpu *cpu, uint64_t now,
+				   uint64_t walk, uint64_t *end)
+{
+	uint64_t *free_at = cpu->walker_free, *first = &free_at[0];
+	for (unsigned w = 1; w < machine->topology->page_walkers; w++)
+		if (free_at[w] < *first)
+			first = &free_at[w];
+	uint64_t start = MAX(now, *first);
+	*end = *first = start + walk;
+	cpu->counters.walk_wait_cycles += start - now;
+	return start;
+}
+
+enum translate_result machine_translate(struct machine *machine, struct cpu *cpu, uint16_t asid,
+					struct vma *vma, uint64_t vaddr, bool write, uint64_t now,
+					enum translate_overlap overlap, uint64_t *cycles)
+{
+	enum page_size ps = vma->page_size;
+	const struct pte *pte = vma_pte(vma, vaddr);
+	const struct topology *topo = machine->topology;
+	unsigned nr = machine->nr_probe[ps];
+
+	cpu->counters.tlb_lookups++;
+	for (unsigned p = 0; p < nr; p++) {
+		unsigned index = machine->probe[ps][p];
+		const struct tlb_entry *e =
+			tlb_lookup_size(cpu->tlbs[index], vaddr, ps, asid, cpu->tlb_owner);
+		if (!e)
+			continue;
+		uint32_t gen = e->gen;
+		bool writable = e->writable;
+		cpu->counters.tlb_hits++;
+		if (machine->probe_level[ps][p] > 1)
+			cpu->counters.stlb_hits++;
+		if (overlap == TRANSLATE_DEPENDENT)
+			*cycles += topo->tlbs[index].hit_cycles;
+		/* A write through a read-only entry faults before it uses the
+		 * translation, stale or not. */
+		if (write && !writable)
+			return TRANSLATE_FAULT;
+		if (gen < pte->committed) {
+			machine_record_stale(machine, cpu, vaddr, gen, pte, now);
+			return TRANSLATE_OK;
+		}
+		machine_fill_levels(machine, cpu, asid, ps, vaddr, gen, writable, p);
+		return TRANSLATE_OK;
+	}
+	cpu->counters.tlb_misses++;
+	cpu->counters.page_walks++;
+	bool pde_cached = machine_pwc_fill(cpu, vma, asid, vaddr);
+	uint64_t walk = topo->costs.page_walk +
+			machine_walk_loads(machine, cpu, vma, vaddr, pde_cached);
+	uint64_t walk_end, walk_start = machine_walk_start(machine, cpu, now, walk, &walk_end);
+	if (!pte->present || (write && !pte->writable)) {
+		/* The fault needs the walk's answer, overlap or not. */
+		*cycles += walk_end - now;
+		return TRANSLATE_FAULT;
+	}
+	/* Independent accesses go on once the walk has a walker; the next walk
+	 * waits for one, so walks still bound the rate. */
+	*cycles += (overlap == TRANSLATE_DEPENDENT ? walk_end : walk_start) - now;
+	machine_fill_levels(machine, cpu, asid, ps, vaddr, pte->gen, pte->writable, nr);
+	return TRANSLATE_OK;
+}
+
+void machine_fill(struct machine *machine, struct cpu *cpu, uint16_t asid, struct vma *vma,
+		  uint64_t vaddr)
+{
+	const struct pte *pte = vma_pte(vma, vaddr);
+	g_assert(pte->present);
+	cpu->counters.page_walks++;
+	machine_fill_levels(machine, cpu, asid, vma->page_size, vaddr, pte->gen, pte->writable,
+			    machine->nr_probe[vma->page_size]);
+}
+
+void machine_invlpg(struct machine *machine, struct cpu *cpu, uint16_t asid, uint64_t vaddr)
+{
+	unsigned removed = 0;
+	for (unsigned i = 0; i < cpu->nr_flush_scope; i++)
+		removed += tlb_flush_one(cpu->flush_scope[i], vaddr, asid, cpu->owner_filter);
+	machine_pwc_flush(machine, cpu, asid, false);
+	cpu->counters.invlpg++;
+	cpu->counters.tlb_entries_invalidated += removed;
+}
+
+void machine_flush_asid(struct machine *machine, struct cpu *cpu, uint16_t asid)
+{
+	unsigned removed = 0;
+	for (unsigned i = 0; i < cpu->nr_flush_scope; i++)
+		removed += tlb_flush_asid(cpu->flush_scope[i], asid, cpu->owner_filter);
+	machine_pwc_flush(machine, cpu, asid, false);
+	cpu->counters.tlb_flush_all++;
+	cpu->counters.tlb_entries_invalidated += removed;
+}
+
+void machine_flush_all(struct machine *machine, struct cpu *cpu)
+{
+	unsigned removed = 0;
+	for (unsigned i = 0; i < cpu->nr_flush_scope; i++)
+		removed += tlb_flush_all(cpu->flush_scope[i], cpu->owner_filter);
+	machine_pwc_flush(machine, cpu, 0, true);
+	cpu->counters.tlb_flush_all++;
+	cpu->counters.tlb_entries_invalidated += removed;
+}
+
+void machine_broadcast_invalidate_cpu(struct machine *machine, struct cpu *cpu, uint16_t asid,
+				      uint64_t vaddr)
+{
+	const struct topology *topo = machine->topology;
+	unsigned removed = 0;
+	/* Only this CPU's entries: a sibling's in a shared structure may carry
+	 * the same tag for another address space, and get its own pass. */
+	int owner = cpu->tlb_owner;
+	for (unsigned i = 0; i < topo->nr_tlbs; i++)
+		removed += vaddr == MACHINE_ALL_VADDR ? tlb_flush_asid(cpu->tlbs[i], asid, owner)
+						     : tlb_flush_one(cpu->tlbs[i], vaddr, asid, owner);
+	for (unsigned i = 0; i < cpu->nr_pwc; i++)
+		if (cpu->pwc[i].asid == asid)
+			cpu->pwc[i].valid = false;
+	cpu->counters.tlb_entries_invalidated += removed;
+}
+
+void machine_broadcast_invalidate(struct machine *machine, uint16_t asid, uint64_t vaddr)
+{
+	for (unsigned c = 0; c < machine->nr_cpus; c++)
+		machine_broadcast_invalidate_cpu(machine, &machine->cpus[c], asid, vaddr);
+}
+
+unsigned machine_count_stale_entries(struct machine *machine, const struct vma *vma,
+				     uint64_t vaddr, uint32_t committed,
+				     int (*asid_of)(const void *ctx, const struct cpu *cpu),
+				     const void *ctx)
+{
+	unsigned total = 0;
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		struct cpu *cpu = &machine->cpus[c];
+		int asid = asid_of(ctx, cpu);
+		if (asid < 0)
+			continue;
+		for (unsigned p = 0; p < machine->nr_probe[vma->page_size]; p++) {
+			uint32_t gen;
+			const struct tlb *tlb = cpu->tlbs[machine->probe[vma->page_size][p]];
+			if (tlb_peek(tlb, vaddr, vma->page_size, (uint16_t)asid, cpu->tlb_owner, &gen) &&
+			    gen < committed) {
+				cpu->counters.stale_entries++;
+				total++;
+			}
+		}
+	}
+	return total;
+}
+
+unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm, uint64_t span,
+				   uint64_t now, int (*walking)(const void *ctx, const struct cpu *cpu),
+				   const void *ctx)
+{
+	unsigned found = 0;
+	for (unsigned c = 0; c < machine->nr_cpus; c++) {
+		struct cpu *cpu = &machine->cpus[c];
+		int asid = walking(ctx, cpu);
+		if (asid < 0)
+			continue; /* not walking mm's tables: CR3 points elsewhere */
+		for (unsigned i = 0; i < cpu->nr_pwc; i++) {
+			struct pwc_entry *e = &cpu->pwc[i];
+			if (!e->valid || e->mm != mm || e->span != span || e->asid != asid)
+				continue;
+			found++;
+			cpu->counters.stale_pwc++;
+			if (machine->nr_stale_reports < MACHINE_STALE_REPORTS)
+				machine->stale[machine->nr_stale_reports++] = (struct stale_report){
+					.time = now, .cpu = c, .vaddr = span << 21,
+					.freed_table = true};
+		}
+	}
+	return found;
+}
+
+unsigned machine_tlb_occupancy(const struct machine *machine, const struct cpu *cpu)
+{
+	unsigned total = 0;
+	for (unsigned i = 0; i < machine->topology->nr_tlbs; i++)
+		total += tlb_occupancy(cpu->tlbs[i]);
+	return total;
+}

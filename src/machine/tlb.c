@@ -1,0 +1,475 @@
+/*
+ * One set-associative TLB structure (see include/tlbsim/tlb.h).
+ *
+ * Models: a single level (an L1 DTLB, an STLB, ...) of @entries translations
+ * organised as @entries / @ways sets of @ways entries, true LRU or tree
+ * pseudo-LRU inside each set (the topology says which; vendors document neither),
+ * entries tagged with (vpn, page size, ASID, owner) and the PTE generation they
+ * were filled from.  A structure may hold several page sizes; a lookup probes
+ * them in the order 4K, 2M, 1G, as the size of the page behind an address is
+ * not known before the walk.  An entry of size ps with page number vpn lives in
+ * set vpn % sets, so every probe and every INVLPG touches one set per size.
+ *
+ * Simplifies: no per-size partitioning (real STLBs often split 1G pages into a
+ * separate array), no hashing of the set index; invalidations leave the PLRU
+ * bits as they are (an INVLPG is not a use).  An
+ * entry filled by owner 0 and one filled by owner 1 for the same page are two
+ * separate entries, as in an SMT-shared DTLB that tags the logical processor.
+ *
+ * Invariant: at most one valid entry per (vpn, page size, ASID, owner), and it
+ * sits in set (vpn % sets).  Valid entries carry distinct stamps >= 1, invalid
+ * ones tag 0 and stamp 0, so "first way with the smallest stamp" is the fill
+ * victim under LRU, and under tree PLRU while the set has an invalid way.
+ * stats.lookups == stats.hits + stats.misses.
+ *
+ * Layout: one block per set holding its ways' tags, then their LRU stamps,
+ * (asid, owner) ids, PTE generations and write permissions, so that a lookup
+ * or a fill touches one block (an 8-way set is 200 bytes: the tags are one
+ * cache line, the rest two more) and addresses it from one pointer.
+ * Hot path: the set sizes machines have (4 and 8 ways) get their own copy of
+ * the lookup and fill code with the way count a constant, so the loops over
+ * the ways unroll into compares and conditional moves: which way hits, or is
+ * the victim, is unpredictable, and a branch on it would mispredict.  Lookups
+ * and fills never divide when the set count is a power of two and never
+ * allocate.
+ */
+#include <glib.h>
+#include "tlbsim/machine/tlb.h"
+
+#define ALL_PAGE_SIZES ((1u << NR_PAGE_SIZES) - 1)
+/* tag = TAG_VALID | vpn << 2 | page size; 0 = an invalid way. */
+#define TAG_VALID (UINT64_C(1) << 63)
+#define TAG_SIZE_BITS 2
+
+struct tlb {
+	/* Read on every lookup and fill. */
+	unsigned char *mem; /* sets * set_bytes: the set blocks, see set_at() */
+	uint64_t *plru;     /* per set, the tree's bits (TLB_REPLACE_TREE_PLRU), else NULL */
+	size_t set_bytes;
+	uint64_t set_mask; /* sets - 1, used instead of % when sets is a power of two */
+	unsigned ways;
+	bool sets_pow2;
+	unsigned sets;
+	uint64_t stamp; /* last LRU stamp handed out; 0 is never given to an entry */
+	struct tlb_stats stats;
+	struct tlb_geometry geo;
+	unsigned nr_sizes;             /* page sizes held, i.e. popcount(geo.page_sizes) */
+	uint8_t sizes[NR_PAGE_SIZES];  /* held sizes in probe order (4K, 2M, 1G) */
+	uint8_t shifts[NR_PAGE_SIZES]; /* page_size_shift(sizes[i]), off the hot path */
+	struct tlb_entry hit;          /* the entry the last lookup returned */
+};
+
+/* A set's block, for @ways ways: five arrays, each indexed by way. */
+struct set {
+	uint64_t *tag;
+	uint64_t *lru;
+	uint32_t *id; /* asid << 16 | owner */
+	uint32_t *gen;
+	bool *writable;
+};
+
+static inline size_t block_bytes(unsigned ways)
+{
+	return ((size_t)ways * (8 + 8 + 4 + 4 + 1) + 7) / 8 * 8;
+}
+
+/* Inlined with a constant @ways, the offsets are constants. */
+static inline struct set set_view(unsigned char *b, unsigned ways)
+{
+	return (struct set){
+	    .tag = (uint64_t *)b,
+	    .lru = (uint64_t *)(b + 8 * (size_t)ways),
+	    .id = (uint32_t *)(b + 16 * (size_t)ways),
+	    .gen = (uint32_t *)(b + 20 * (size_t)ways),
+	    .writable = (bool *)(b + 24 * (size_t)ways),
+	};
+}
+
+static bool geometry_ok(const struct tlb_geometry *g)
+{
+	bool shape = g->ways != 0 && g->entries != 0 && g->entries % g->ways == 0 &&
+		     g->page_sizes != 0 && (g->page_sizes & ~ALL_PAGE_SIZES) == 0;
+	switch (g->replacement) {
+	case TLB_REPLACE_LRU:
+		return shape;
+	case TLB_REPLACE_TREE_PLRU: /* ways - 1 tree bits in one word */
+		return shape && (g->ways & (g->ways - 1)) == 0 && g->ways <= TLB_PLRU_MAX_WAYS;
+	}
+	return false;
+}
+
+struct tlb *tlb_new(const struct tlb_geometry *geometry)
+{
+	if (!geometry_ok(geometry))
+		return NULL;
+
+	struct tlb *tlb = g_new0(struct tlb, 1);
+	tlb->geo = *geometry;
+	tlb->ways = geometry->ways;
+	tlb->sets = geometry->entries / geometry->ways;
+	tlb->sets_pow2 = (tlb->sets & (tlb->sets - 1)) == 0;
+	tlb->set_mask = tlb->sets - 1;
+	for (int ps = 0; ps < NR_PAGE_SIZES; ps++) {
+		if (!(geometry->page_sizes & (1u << ps)))
+			continue;
+		tlb->sizes[tlb->nr_sizes] = (uint8_t)ps;
+		tlb->shifts[tlb->nr_sizes] = (uint8_t)page_size_shift((enum page_size)ps);
+		tlb->nr_sizes++;
+	}
+	tlb->set_bytes = block_bytes(tlb->ways);
+	tlb->mem = g_malloc0(tlb->sets * tlb->set_bytes);
+	if (geometry->replacement == TLB_REPLACE_TREE_PLRU)
+		tlb->plru = g_new0(uint64_t, tlb->sets);
+	return tlb;
+}
+
+void tlb_free(struct tlb *tlb)
+{
+	if (!tlb)
+		return;
+	g_free(tlb->mem);
+	g_free(tlb->plru);
+	g_free(tlb);
+}
+
+const struct tlb_geometry *tlb_geometry(const struct tlb *tlb)
+{
+	return &tlb->geo;
+}
+
+static inline uint64_t make_tag(uint64_t vpn, unsigned ps)
+{
+	return TAG_VALID | vpn << TAG_SIZE_BITS | ps;
+}
+
+static inline uint32_t make_id(uint16_t asid, uint16_t owner)
+{
+	return (uint32_t)asid << 16 | owner;
+}
+
+/* The block of the set holding page number @vpn. */
+static inline unsigned char *set_block(const struct tlb *tlb, uint64_t vpn)
+{
+	uint64_t set = tlb->sets_pow2 ? (vpn & tlb->set_mask) : vpn % tlb->sets;
+	return tlb->mem + (size_t)set * tlb->set_bytes;
+}
+
+static inline bool id_matches(uint32_t id, uint16_t asid, int owner)
+{
+	return (id >> 16) == asid && (owner == TLB_ANY_OWNER || (id & 0xffff) == (unsigned)owner);
+}
+
+/*
+ * Tree pseudo-LRU: node n's children are 2n and 2n + 1 (the root is 1), the
+ * leaves are the ways, and node n's bit set sends the next victim to its
+ * right half.  A use turns every bit on the way's path away from it.
+ */
+__attribute__((noinline, cold)) static void plru_touch(uint64_t *bits, unsigned ways, unsigned way)
+{
+	unsigned node = 1;
+
+	for (unsigned half = ways / 2; half > 0; half /= 2) {
+		unsigned right = (way & half) != 0;
+		if (right)
+			*bits &= ~(UINT64_C(1) << node);
+		else
+			*bits |= UINT64_C(1) << node;
+		node = 2 * node + right;
+	}
+}
+
+static unsigned plru_victim(uint64_t bits, unsigned ways)
+{
+	unsigned node = 1, way = 0;
+
+	for (unsigned half = ways / 2; half > 0; half /= 2) {
+		unsigned right = (unsigned)(bits >> node) & 1;
+		way += right ? half : 0;
+		node = 2 * node + right;
+	}
+	return way;
+}
+
+/* The tree bits of the set in block @b (off the LRU hot path: a division). */
+static uint64_t *plru_bits(const struct tlb *tlb, const unsigned char *b)
+{
+	return &tlb->plru[(size_t)(b - tlb->mem) / tlb->set_bytes];
+}
+
+/*
+ * Under tree PLRU, the way a fill takes: @lru_way (the same entry, or an
+ * invalid way) unless @full, when the tree picks; the tree then points away
+ * from it.  Out of line: LRU machines never come here.
+ */
+__attribute__((noinline, cold)) static unsigned plru_fill_way(const struct tlb *tlb,
+							      const unsigned char *b, unsigned ways,
+							      unsigned lru_way, bool full)
+{
+	uint64_t *bits = plru_bits(tlb, b);
+	unsigned w = full ? plru_victim(*bits, ways) : lru_way;
+	plru_touch(bits, ways, w);
+	return w;
+}
+
+/* ---- lookup ----------------------------------------------------------------- */
+
+/*
+ * Way of @s (@ways ways) holding @tag for (@asid, @owner), or -1.  A hit may
+ * sit in any way, so a scan that stops at the first match mispredicts almost
+ * always; one branch-free pass finds the first tag match instead, and the
+ * rare further ones (same page, other ASID or owner) are checked after.
+ */
+static inline int probe_ways(struct set s, unsigned ways, uint64_t tag, uint16_t asid, int owner)
+{
+	unsigned first = ways;
+
+	for (unsigned w = ways; w-- > 0;)
+		first = s.tag[w] == tag ? w : first;
+	for (unsigned w = first; w < ways; w++)
+		if (s.tag[w] == tag && id_matches(s.id[w], asid, owner))
+			return (int)w;
+	return -1;
+}
+
+/* Probe the set in block @b; *@s is its view. */
+static inline int probe(const struct tlb *tlb, unsigned char *b, struct set *s, uint64_t tag,
+			uint16_t asid, int owner)
+{
+	switch (tlb->ways) {
+	case 4:
+		*s = set_view(b, 4);
+		return probe_ways(*s, 4, tag, asid, owner);
+	case 8:
+		*s = set_view(b, 8);
+		return probe_ways(*s, 8, tag, asid, owner);
+	default:
+		*s = set_view(b, tlb->ways);
+		return probe_ways(*s, tlb->ways, tag, asid, owner);
+	}
+}
+
+static const struct tlb_entry *hit_entry(struct tlb *tlb, const unsigned char *b, struct set s,
+					 unsigned w)
+{
+	uint64_t tag = s.tag[w];
+	uint32_t id = s.id[w];
+
+	s.lru[w] = ++tlb->stamp;
+	if (__builtin_expect(tlb->plru != NULL, 0)) /* LRU machines pay one test */
+		plru_touch(plru_bits(tlb, b), tlb->ways, w);
+	tlb->stats.hits++;
+	tlb->hit = (struct tlb_entry){
+	    .vpn = (tag & ~TAG_VALID) >> TAG_SIZE_BITS,
+	    .lru = tlb->stamp,
+	    .gen = s.gen[w],
+	    .asid = (uint16_t)(id >> 16),
+	    .owner = (uint16_t)(id & 0xffff),
+	    .page_size = (uint8_t)(tag & ((1u << TAG_SIZE_BITS) - 1)),
+	    .valid = true,
+	    .writable = s.writable[w],
+	};
+	return &tlb->hit;
+}
+
+/* 12, 21, 30: page_size_shift() without its table load. */
+static inline unsigned shift_of(enum page_size ps)
+{
+	return 12 + 9 * (unsigned)ps;
+}
+
+const struct tlb_entry *tlb_lookup_size(struct tlb *tlb, uint64_t vaddr, enum page_size ps,
+				       uint16_t asid, int owner)
+{
+	uint64_t vpn = vaddr >> shift_of(ps);
+	unsigned char *b = set_block(tlb, vpn);
+	struct set s;
+	int w = probe(tlb, b, &s, make_tag(vpn, ps), asid, owner);
+
+	tlb->stats.lookups++;
+	if (w >= 0)
+		return hit_entry(tlb, b, s, (unsigned)w);
+	tlb->stats.misses++;
+	return NULL;
+}
+
+const struct tlb_entry *tlb_lookup(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner)
+{
+	tlb->stats.lookups++;
+	for (unsigned i = 0; i < tlb->nr_sizes; i++) {
+		uint64_t vpn = vaddr >> tlb->shifts[i];
+		unsigned char *b = set_block(tlb, vpn);
+		struct set s;
+		int w = probe(tlb, b, &s, make_tag(vpn, tlb->sizes[i]), asid, owner);
+		if (w >= 0)
+			return hit_entry(tlb, b, s, (unsigned)w);
+	}
+	tlb->stats.misses++;
+	return NULL;
+}
+
+bool tlb_peek(const struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid,
+	      int owner, uint32_t *gen)
+{
+	if (!(tlb->geo.page_sizes & (1u << ps)))
+		return false;
+	uint64_t vpn = vaddr >> shift_of(ps);
+	struct set s;
+	int w = probe(tlb, set_block(tlb, vpn), &s, make_tag(vpn, ps), asid, owner);
+	if (w < 0)
+		return false;
+	*gen = s.gen[w];
+	return true;
+}
+
+/* ---- fill ------------------------------------------------------------------- */
+
+/*
+ * The way to fill: the existing entry for (@tag, @id) if any (*@same), else
+ * the first way with the smallest stamp (an invalid one has stamp 0).  The
+ * running minimum stays in a register: comparing with lru[victim] would make
+ * each way wait for the load of the previous victim's stamp.
+ */
+static inline unsigned fill_way(struct set s, unsigned ways, uint64_t tag, uint32_t id, bool *same)
+{
+	unsigned victim = 0;
+	uint64_t oldest = UINT64_MAX;
+
+	for (unsigned w = 0; w < ways; w++) {
+		if (s.tag[w] == tag && s.id[w] == id) {
+			*same = true;
+			return w;
+		}
+		victim = s.lru[w] < oldest ? w : victim;
+		oldest = s.lru[w] < oldest ? s.lru[w] : oldest;
+	}
+	*same = false;
+	return victim;
+}
+
+static inline void fill_set(struct tlb *tlb, const unsigned char *b, struct set s, unsigned ways,
+			    uint64_t tag, uint32_t id, uint32_t gen, bool writable)
+{
+	bool same;
+	unsigned w = fill_way(s, ways, tag, id, &same);
+
+	if (__builtin_expect(tlb->plru != NULL, 0))
+		w = plru_fill_way(tlb, b, ways, w, !same && s.tag[w]);
+
+	if (s.tag[w] && !same)
+		tlb->stats.evictions++;
+	tlb->stats.fills++;
+	s.tag[w] = tag;
+	s.id[w] = id;
+	s.gen[w] = gen;
+	s.writable[w] = writable;
+	s.lru[w] = ++tlb->stamp;
+}
+
+bool tlb_fill(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid, uint16_t owner,
+	      uint32_t gen)
+{
+	return tlb_fill_perm(tlb, vaddr, ps, asid, owner, gen, true);
+}
+
+bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid,
+		   uint16_t owner, uint32_t gen, bool writable)
+{
+	if ((unsigned)ps >= NR_PAGE_SIZES || !(tlb->geo.page_sizes & (1u << ps)))
+		return false;
+
+	uint64_t vpn = vaddr >> shift_of(ps);
+	uint64_t tag = make_tag(vpn, ps);
+	uint32_t id = make_id(asid, owner);
+	unsigned char *b = set_block(tlb, vpn);
+
+	switch (tlb->ways) {
+	case 4:
+		fill_set(tlb, b, set_view(b, 4), 4, tag, id, gen, writable);
+		break;
+	case 8:
+		fill_set(tlb, b, set_view(b, 8), 8, tag, id, gen, writable);
+		break;
+	default:
+		fill_set(tlb, b, set_view(b, tlb->ways), tlb->ways, tag, id, gen, writable);
+		break;
+	}
+	return true;
+}
+
+/* ---- invalidation ------------------------------------------------------------ */
+
+static inline void invalidate(struct set s, unsigned w)
+{
+	s.tag[w] = 0;
+	s.lru[w] = 0; /* sorts before every valid entry: see fill_way() */
+}
+
+unsigned tlb_flush_one(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner)
+{
+	unsigned removed = 0;
+
+	/* A page of size ps containing vaddr has vpn vaddr >> shift: one set per size. */
+	for (unsigned i = 0; i < tlb->nr_sizes; i++) {
+		uint64_t vpn = vaddr >> tlb->shifts[i];
+		uint64_t tag = make_tag(vpn, tlb->sizes[i]);
+		struct set s = set_view(set_block(tlb, vpn), tlb->ways);
+
+		for (unsigned w = 0; w < tlb->ways; w++) {
+			if (s.tag[w] == tag && id_matches(s.id[w], asid, owner)) {
+				invalidate(s, w);
+				removed++;
+			}
+		}
+	}
+	tlb->stats.invalidated += removed;
+	return removed;
+}
+
+/* Drop every valid entry of @owner, and of @asid unless @any_asid.  Walks all sets. */
+static unsigned flush_matching(struct tlb *tlb, bool any_asid, uint16_t asid, int owner)
+{
+	unsigned removed = 0;
+
+	for (size_t set = 0; set < tlb->sets; set++) {
+		struct set s = set_view(tlb->mem + set * tlb->set_bytes, tlb->ways);
+
+		for (unsigned w = 0; w < tlb->ways; w++) {
+			uint32_t id = s.id[w];
+			if (s.tag[w] && (any_asid || (id >> 16) == asid) &&
+			    (owner == TLB_ANY_OWNER || (id & 0xffff) == (unsigned)owner)) {
+				invalidate(s, w);
+				removed++;
+			}
+		}
+	}
+	tlb->stats.invalidated += removed;
+	return removed;
+}
+
+unsigned tlb_flush_asid(struct tlb *tlb, uint16_t asid, int owner)
+{
+	return flush_matching(tlb, false, asid, owner);
+}
+
+unsigned tlb_flush_all(struct tlb *tlb, int owner)
+{
+	return flush_matching(tlb, true, 0, owner);
+}
+
+unsigned tlb_occupancy(const struct tlb *tlb)
+{
+	unsigned n = 0;
+
+	for (size_t set = 0; set < tlb->sets; set++) {
+		struct set s = set_view(tlb->mem + set * tlb->set_bytes, tlb->ways);
+
+		for (unsigned w = 0; w < tlb->ways; w++)
+			n += s.tag[w] != 0;
+	}
+	return n;
+}
+
+const struct tlb_stats *tlb_stats(const struct tlb *tlb)
+{
+	return &tlb->stats;
+}

@@ -1,0 +1,996 @@
+/*
+ * Workload files: parse, resolve names, check every expression's variables
+ * against its scope, and evaluate load-time sizes.  Nothing here runs; the
+ * interpreter (interp.c) executes the ops.
+ *
+ * Invariant: a workload that loads has no dangling name (region, flag, phase,
+ * process, variable), every region fits the limits, and each flag waited for
+ * is set somewhere.
+ */
+#include <string.h>
+#include "tlbsim/util/config.h"
+#include "tlbsim/util/error.h"
+#include "tlbsim/workload/workload.h"
+
+/* Page-table entries a run may hold: 64 Mi PTEs, about 1 GiB of host memory. */
+#define WORKLOAD_MAX_PTES (UINT64_C(64) << 20)
+#define WORKLOAD_MAX_TASKS 65536
+#define WORKLOAD_MAX_CHUNKS (UINT64_C(1) << 22)
+
+static const char *const op_names[NR_OP_KINDS + 1] = {
+	[OP_ACCESS] = "access",       [OP_MUNMAP] = "munmap",   [OP_MMAP] = "mmap",
+	[OP_MPROTECT] = "mprotect",   [OP_MADVISE] = "madvise", [OP_SLEEP] = "sleep",
+	[OP_YIELD] = "yield",         [OP_COMPUTE] = "compute", [OP_SET_FLAG] = "set_flag",
+	[OP_WAIT_FLAG] = "wait_flag", [OP_LOOP] = "loop",       [OP_PHASE] = "phase",
+	[NR_OP_KINDS] = NULL,
+};
+
+/* Keys each op may have besides "op" and "comment". */
+static const char *const *const op_keys[NR_OP_KINDS] = {
+	[OP_ACCESS] = (const char *const[]){"op", "comment", "region", "chunk", "pattern", "pages",
+					     "first", "rounds", "while_flag", "write", "cycles",
+					     "loads", NULL},
+	[OP_MUNMAP] = (const char *const[]){"op", "comment", "region", "chunk", NULL},
+	[OP_MMAP] = (const char *const[]){"op", "comment", "region", "chunk", NULL},
+	[OP_MPROTECT] = (const char *const[]){"op", "comment", "region", "chunk", "prot", NULL},
+	[OP_MADVISE] = (const char *const[]){"op", "comment", "region", "chunk", "advice", "first",
+					      "pages", NULL},
+	[OP_SLEEP] = (const char *const[]){"op", "comment", "ns", "us", "ms", NULL},
+	[OP_YIELD] = (const char *const[]){"op", "comment", NULL},
+	[OP_COMPUTE] = (const char *const[]){"op", "comment", "cycles", NULL},
+	[OP_SET_FLAG] = (const char *const[]){"op", "comment", "flag", "value", NULL},
+	[OP_WAIT_FLAG] = (const char *const[]){"op", "comment", "flag", "value", NULL},
+	[OP_LOOP] = (const char *const[]){"op", "comment", "count", "var", "body", NULL},
+	[OP_PHASE] = (const char *const[]){"op", "comment", "name", "action", NULL},
+};
+
+static const char *const workload_keys[] = {"name",    "description", "imitates", "simplified",
+					     "comment", "params",      "processes", "regions",
+					     "tasks",   "report",      NULL};
+static const char *const region_keys[] = {"name",	 "comment", "process", "size",
+					  "chunks",	 "chunk_size", "page_size", "hugetlb",
+					  "shared",	 "populate", "placement", NULL};
+static const char *const task_keys[] = {"name", "comment", "count", "cpu", "process", "program",
+					NULL};
+static const char *const report_keys[] = {"op", "phase", "summary", "comment", NULL};
+static const char *const populate_names[] = {"none", "first", "all", NULL};
+static const char *const placement_names[] = {"aligned", "aslr", NULL};
+
+/* Placeholders a summary template may use (filled by report.c). */
+static const char *const summary_fields[] = {
+	"phase_ms", "phase_ns", "op", "op_count", "op_ns_per_call", "op_ns_mean", "op_per_sec",
+	"accesses_per_thread_ms", "access_cost_ns", "threads", "accesses", NULL,
+};
+
+const char *workload_op_name(enum op_kind kind)
+{
+	return op_names[kind];
+}
+
+/* ---- variable scopes ---------------------------------------------------- */
+
+struct scope {
+	const struct workload *w;
+	bool runtime;           /* $thread, $task and loop variables exist */
+	unsigned mm;            /* at run time: the task's process */
+	unsigned nr_vars;
+	const char *vars[WORKLOAD_MAX_DEPTH];
+};
+
+struct var_check {
+	const struct scope *scope;
+	const char *missing;
+};
+
+static bool scope_has(const struct scope *scope, const char *name)
+{
+	if (strcmp(name, "cpus") == 0)
+		return true;
+	if (scope->runtime && (strcmp(name, "thread") == 0 || strcmp(name, "task") == 0))
+		return true;
+	for (unsigned i = 0; i < scope->nr_vars; i++)
+		if (strcmp(scope->vars[i], name) == 0)
+			return true;
+	int64_t unused;
+	return workload_param(scope->w, name, &unused);
+}
+
+static void check_var(void *ctx, const char *name)
+{
+	struct var_check *check = ctx;
+	if (!check->missing && !scope_has(check->scope, name))
+		check->missing = name;
+}
+
+static const char *scope_suggest(const struct scope *scope, const char *name)
+{
+	GPtrArray *names = g_ptr_array_new();
+	g_ptr_array_add(names, (gpointer) "cpus");
+	if (scope->runtime) {
+		g_ptr_array_add(names, (gpointer) "thread");
+		g_ptr_array_add(names, (gpointer) "task");
+	}
+	for (unsigned i = 0; i < scope->nr_vars; i++)
+		g_ptr_array_add(names, (gpointer)scope->vars[i]);
+	for (unsigned i = 0; i < scope->w->nr_params; i++)
+		g_ptr_array_add(names, scope->w->params[i].name);
+	g_ptr_array_add(names, NULL);
+	const char *best = config_suggest(name, (const char *const *)names->pdata);
+	g_ptr_array_free(names, TRUE);
+	return best;
+}
+
+/*
+ * Read @key as an expression: a JSON integer, a boolean (0/1) or a string in
+ * expr.h syntax whose variables all exist in @scope.  Absent and optional:
+ * *out stays NULL.
+ */
+/* Characters of a bad expression quoted in its error message. */
+#define EXPR_QUOTE_CHARS 80
+
+static bool read_expr(const struct config_node *node, const char *key, bool required,
+		      const struct scope *scope, struct expr **out, GError **error)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(node->json, key);
+	struct config_node child = config_child(node, key);
+	*out = NULL;
+	if (!item) {
+		if (required)
+			config_set_error(error, node, "missing required key \"%s\"", key);
+		return !required;
+	}
+	if (cJSON_IsBool(item)) {
+		*out = expr_constant(cJSON_IsTrue(item) ? 1 : 0);
+		return true;
+	}
+	if (cJSON_IsNumber(item)) {
+		double v = item->valuedouble;
+		/* Range first: converting an out-of-range double is undefined. */
+		if (!(v >= -9.2e18 && v <= 9.2e18)) {
+			/* JSON numbers are doubles: exact only up to 2^53. */
+			config_set_error(error, &child,
+					 "expected an integer within +-9.2e18, got %.17g (write a "
+					 "larger product as an expression string)", v);
+			return false;
+		}
+		if (v != (double)(int64_t)v) {
+			config_set_error(error, &child, "expected an integer, got %g", v);
+			return false;
+		}
+		*out = expr_constant((int64_t)v);
+		return true;
+	}
+	if (!cJSON_IsString(item)) {
+		config_set_error(error, &child,
+				 "expected an integer or an expression string such as \"$pages * 2\"");
+		return false;
+	}
+	GError *parse_error = NULL;
+	struct expr *expr = expr_parse(item->valuestring, &parse_error);
+	if (!expr) {
+		/* The message says where; quote a long expression's start only
+		 * (whole characters: config.c checked the string is UTF-8). */
+		const char *text = item->valuestring;
+		bool cut = g_utf8_strlen(text, -1) > EXPR_QUOTE_CHARS;
+		int shown = cut ? (int)(g_utf8_offset_to_pointer(text, EXPR_QUOTE_CHARS) - text)
+				: (int)strlen(text);
+		config_set_error(error, &child, "%s in \"%.*s%s\"", parse_error->message, shown,
+				 text, cut ? "..." : "");
+		g_error_free(parse_error);
+		return false;
+	}
+	struct var_check check = {.scope = scope};
+	expr_foreach_variable(expr, check_var, &check);
+	if (check.missing) {
+		const char *hint = scope_suggest(scope, check.missing);
+		config_set_error(error, &child, "unknown variable '$%s'%s%s%s", check.missing,
+				 hint ? " (did you mean '$" : "", hint ? hint : "",
+				 hint ? "'?)" : "");
+		expr_free(expr);
+		return false;
+	}
+	*out = expr;
+	return true;
+}
+
+static bool scope_lookup(void *ctx, const char *name, int64_t *value)
+{
+	const struct workload *w = ctx;
+	return workload_param(w, name, value);
+}
+
+struct load_ctx {
+	const struct workload *w;
+	unsigned nr_cpus;
+};
+
+static bool load_lookup(void *ctx, const char *name, int64_t *value)
+{
+	const struct load_ctx *lc = ctx;
+	if (strcmp(name, "cpus") == 0) {
+		*value = lc->nr_cpus;
+		return true;
+	}
+	return scope_lookup((void *)lc->w, name, value);
+}
+
+/* Evaluate a load-time expression into [min, max]. */
+static bool eval_load(const struct config_node *node, const char *key, const struct expr *expr,
+		      const struct load_ctx *lc, int64_t min, int64_t max, int64_t *out,
+		      GError **error)
+{
+	struct config_node child = config_child(node, key);
+	GError *eval_error = NULL;
+	if (!expr_eval(expr, load_lookup, (void *)lc, out, &eval_error)) {
+		config_set_error(error, &child, "%s", eval_error->message);
+		g_error_free(eval_error);
+		return false;
+	}
+	if (*out < min || *out > max) {
+		config_set_error(error, &child, "expected a value in [%" G_GINT64_FORMAT
+				 ", %" G_GINT64_FORMAT "], got %" G_GINT64_FORMAT " (from \"%s\")",
+				 min, max, *out, expr_text(expr));
+		return false;
+	}
+	return true;
+}
+
+bool workload_param(const struct workload *workload, const char *name, int64_t *value)
+{
+	for (unsigned i = 0; i < workload->nr_params; i++) {
+		if (strcmp(workload->params[i].name, name) == 0) {
+			*value = workload->params[i].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+static unsigned intern(char ***names, unsigned *nr, const char *name)
+{
+	for (unsigned i = 0; i < *nr; i++)
+		if (strcmp((*names)[i], name) == 0)
+			return i;
+	*names = g_renew(char *, *names, *nr + 2);
+	(*names)[*nr] = g_strdup(name);
+	(*names)[*nr + 1] = NULL;
+	return (*nr)++;
+}
+
+static bool find_name(const struct config_node *node, const char *key, char *const *names,
+		      unsigned nr, const char *what, unsigned *out, GError **error)
+{
+	char *name = NULL;
+	if (!config_get_string(node, key, true, &name, error))
+		return false;
+	for (unsigned i = 0; i < nr; i++) {
+		if (strcmp(names[i], name) == 0) {
+			*out = i;
+			g_free(name);
+			return true;
+		}
+	}
+	struct config_node child = config_child(node, key);
+	const char *hint = nr ? config_suggest(name, (const char *const *)names) : NULL;
+	config_set_error(error, &child, "no %s named \"%s\"%s%s%s", what, name,
+			 hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
+	g_free(name);
+	return false;
+}
+
+/* ---- params, processes, regions ----------------------------------------- */
+
+static bool parse_params(const struct config_node *root, struct workload *w, unsigned nr_cpus,
+			 GError **error)
+{
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(root->json, "params");
+	if (!params)
+		return true;
+	struct config_node node = config_child(root, "params");
+	if (!cJSON_IsObject(params)) {
+		config_set_error(error, &node, "expected an object of name: value");
+		return false;
+	}
+	struct scope scope = {.w = w};
+	struct load_ctx lc = {.w = w, .nr_cpus = nr_cpus};
+	const cJSON *item;
+	cJSON_ArrayForEach(item, params)
+	{
+		struct config_node child = config_child(&node, item->string);
+		if (!g_regex_match_simple("^[A-Za-z_][A-Za-z0-9_]*$", item->string, 0, 0)) {
+			config_set_error(error, &child, "a parameter name is letters, digits and _");
+			return false;
+		}
+		if (strcmp(item->string, "thread") == 0 || strcmp(item->string, "task") == 0 ||
+		    strcmp(item->string, "cpus") == 0) {
+			config_set_error(error, &child, "\"%s\" is a built-in variable", item->string);
+			return false;
+		}
+		struct expr *expr = NULL;
+		/* Parameters see only the ones before them. */
+		if (!read_expr(&node, item->string, true, &scope, &expr, error))
+			return false;
+		int64_t value = 0;
+		bool ok = eval_load(&node, item->string, expr, &lc, INT64_MIN, INT64_MAX, &value,
+				    error);
+		expr_free(expr);
+		if (!ok)
+			return false;
+		w->params = g_renew(struct workload_param, w->params, w->nr_params + 1);
+		w->params[w->nr_params++] = (struct workload_param){g_strdup(item->string), value};
+	}
+	return true;
+}
+
+static bool parse_processes(const struct config_node *root, struct workload *w, GError **error)
+{
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(root->json, "processes");
+	if (!list) {
+		intern(&w->mm_names, &w->nr_mms, "main");
+		return true;
+	}
+	struct config_node node = config_child(root, "processes");
+	if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0) {
+		config_set_error(error, &node, "expected a non-empty array of process names");
+		return false;
+	}
+	for (int i = 0; i < cJSON_GetArraySize(list); i++) {
+		const cJSON *item = cJSON_GetArrayItem(list, i);
+		struct config_node child = config_index(&node, i);
+		if (!cJSON_IsString(item)) {
+			config_set_error(error, &child, "expected a process name (string)");
+			return false;
+		}
+		unsigned before = w->nr_mms;
+		if (intern(&w->mm_names, &w->nr_mms, item->valuestring) != before) {
+			config_set_error(error, &child, "duplicate process \"%s\"", item->valuestring);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool read_process(const struct config_node *node, const struct workload *w, unsigned *mm,
+			 GError **error)
+{
+	*mm = 0;
+	if (!cJSON_GetObjectItemCaseSensitive(node->json, "process"))
+		return true;
+	return find_name(node, "process", w->mm_names, w->nr_mms, "process", mm, error);
+}
+
+static bool parse_region(const struct config_node *node, struct workload *w,
+			 const struct load_ctx *lc, struct region *r, uint64_t *ptes,
+			 GError **error)
+{
+	struct scope scope = {.w = w};
+	int populate = POPULATE_NONE;
+	int placement = PLACEMENT_ALIGNED;
+	char *page_size = NULL;
+	bool hugetlb = false, shared = false;
+	struct expr *size = NULL, *chunks = NULL, *chunk_size = NULL;
+	bool ok = false;
+
+	if (!config_check_keys(node, region_keys, error) ||
+	    !config_get_string(node, "name", true, &r->name, error) ||
+	    !read_process(node, w, &r->mm, error) ||
+	    !config_get_string(node, "page_size", false, &page_size, error) ||
+	    !config_get_bool(node, "hugetlb", false, &hugetlb, error) ||
+	    !config_get_bool(node, "shared", false, &shared, error) ||
+	    !config_get_enum(node, "populate", false, populate_names, &populate, error) ||
+	    !config_get_enum(node, "placement", false, placement_names, &placement, error) ||
+	    !read_expr(node, "size", false, &scope, &size, error) ||
+	    !read_expr(node, "chunks", false, &scope, &chunks, error) ||
+	    !read_expr(node, "chunk_size", false, &scope, &chunk_size, error))
+		goto out;
+	r->populate = (enum region_populate)populate;
+	r->hugetlb = hugetlb;
+	r->shared = shared;
+	if (hugetlb && !(page_size && strcmp(page_size, "2M") == 0)) {
+		struct config_node child = config_child(node, "hugetlb");
+		config_set_error(error, &child, "a hugetlb region needs \"page_size\": \"2M\"");
+		goto out;
+	}
+	r->page_size = PS_4K;
+	if (page_size) {
+		int ps = page_size_from_name(page_size);
+		if (ps < 0 || ps == PS_1G) {
+			struct config_node child = config_child(node, "page_size");
+			config_set_error(error, &child, "expected \"4K\" or \"2M\", got \"%s\"",
+					 page_size);
+			goto out;
+		}
+		r->page_size = (enum page_size)ps;
+	}
+	r->placement = (enum region_placement)placement;
+	if (r->placement == PLACEMENT_ASLR && r->page_size != PS_4K) {
+		/* The kernel aligns hugetlb mappings, and a THP region is modelled
+		 * as huge pages throughout, which needs alignment too. */
+		struct config_node child = config_child(node, "placement");
+		config_set_error(error, &child,
+				 "\"aslr\" needs 4K pages: a 2M region is always 2 MiB aligned");
+		goto out;
+	}
+	uint64_t unit = page_size_bytes(r->page_size);
+	int64_t v = 0;
+	if (size && (chunks || chunk_size)) {
+		config_set_error(error, node, "give either \"size\" or \"chunks\" with \"chunk_size\"");
+		goto out;
+	}
+	if (size) {
+		if (!eval_load(node, "size", size, lc, (int64_t)unit, INT64_C(1) << 46, &v, error))
+			goto out;
+		r->chunks = 1;
+		r->chunk_bytes = (uint64_t)v;
+	} else if (chunks && chunk_size) {
+		if (!eval_load(node, "chunks", chunks, lc, 1, (int64_t)WORKLOAD_MAX_CHUNKS, &v, error))
+			goto out;
+		r->chunks = (uint64_t)v;
+		if (!eval_load(node, "chunk_size", chunk_size, lc, (int64_t)unit, INT64_C(1) << 40,
+			       &v, error))
+			goto out;
+		r->chunk_bytes = (uint64_t)v;
+	} else {
+		config_set_error(error, node, "missing \"size\" (or \"chunks\" with \"chunk_size\")");
+		goto out;
+	}
+	if (r->chunk_bytes % unit) {
+		struct config_node child = config_child(node, size ? "size" : "chunk_size");
+		config_set_error(error, &child, "%" G_GUINT64_FORMAT " bytes is not a multiple of the %s page size",
+				 r->chunk_bytes, page_size_name(r->page_size));
+		goto out;
+	}
+	*ptes += r->chunks * (r->chunk_bytes / unit);
+	if (*ptes > WORKLOAD_MAX_PTES) {
+		config_set_error(error, node, "the regions so far need %" G_GUINT64_FORMAT
+				 " page-table entries; the limit is %" G_GUINT64_FORMAT
+				 " (about 1 GiB of host memory)", *ptes, WORKLOAD_MAX_PTES);
+		goto out;
+	}
+	ok = true;
+out:
+	g_free(page_size);
+	expr_free(size);
+	expr_free(chunks);
+	expr_free(chunk_size);
+	return ok;
+}
+
+static bool parse_regions(const struct config_node *root, struct workload *w,
+			  const struct load_ctx *lc, GError **error)
+{
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(root->json, "regions");
+	struct config_node node = config_child(root, "regions");
+	if (!list)
+		return true;
+	if (!cJSON_IsArray(list)) {
+		config_set_error(error, &node, "expected an array of regions");
+		return false;
+	}
+	uint64_t ptes = 0;
+	int n = cJSON_GetArraySize(list);
+	w->regions = g_new0(struct region, n);
+	for (int i = 0; i < n; i++) {
+		struct config_node child = config_index(&node, i);
+		struct region *r = &w->regions[w->nr_regions++];
+		if (!parse_region(&child, w, lc, r, &ptes, error))
+			return false;
+		for (unsigned j = 0; j + 1 < w->nr_regions; j++) {
+			if (strcmp(w->regions[j].name, r->name) == 0) {
+				config_set_error(error, &child, "duplicate region name \"%s\"", r->name);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* ---- ops ---------------------------------------------------------------- */
+
+static bool parse_ops(const struct config_node *node, struct workload *w, struct scope *scope,
+		      unsigned depth, struct op **ops, unsigned *nr, GError **error);
+
+static bool parse_flag(const struct config_node *node, const char *key, struct workload *w,
+		       unsigned *flag, GError **error)
+{
+	char *name = NULL;
+	if (!config_get_string(node, key, true, &name, error))
+		return false;
+	*flag = intern(&w->flag_names, &w->nr_flags, name);
+	g_free(name);
+	return true;
+}
+
+/* A region of the task's own process: a task cannot touch another address space. */
+static bool parse_region_ref(const struct config_node *node, const struct workload *w,
+			     const struct scope *scope, unsigned *region, GError **error)
+{
+	char **names = g_new0(char *, w->nr_regions + 1);
+	for (unsigned i = 0; i < w->nr_regions; i++)
+		names[i] = w->regions[i].name;
+	bool ok = find_name(node, "region", names, w->nr_regions, "region", region, error);
+	g_free(names);
+	if (ok && w->regions[*region].mm != scope->mm) {
+		struct config_node child = config_child(node, "region");
+		config_set_error(error, &child,
+				 "region \"%s\" belongs to process \"%s\", but this task runs in "
+				 "process \"%s\"",
+				 w->regions[*region].name, w->mm_names[w->regions[*region].mm],
+				 w->mm_names[scope->mm]);
+		ok = false;
+	}
+	return ok;
+}
+
+/* munmap / mmap / mprotect / madvise: a region and which chunk of it. */
+static bool parse_chunk_op(const struct config_node *node, struct workload *w,
+			   const struct scope *scope, struct op *op, GError **error)
+{
+	if (!parse_region_ref(node, w, scope, &op->region, error) ||
+	    !read_expr(node, "chunk", w->regions[op->region].chunks > 1, scope, &op->chunk, error))
+		return false;
+	if (!op->chunk)
+		op->chunk = expr_constant(0);
+	if (op->kind == OP_MPROTECT) {
+		static const char *const prots[] = {"read", "write", NULL};
+		int prot = 0;
+		if (!config_get_enum(node, "prot", true, prots, &prot, error))
+			return false;
+		op->writable = prot == 1;
+	}
+	if (op->kind == OP_MADVISE) {
+		static const char *const advice[] = {"dontneed", "pageout", NULL};
+		int which = 0;
+		if (!config_get_enum(node, "advice", true, advice, &which, error) ||
+		    !read_expr(node, "first", false, scope, &op->first, error) ||
+		    !read_expr(node, "pages", false, scope, &op->pages, error))
+			return false;
+		op->pageout = which == 1;
+	}
+	return true;
+}
+
+static bool parse_access(const struct config_node *node, struct workload *w,
+			 const struct scope *scope, struct op *op, GError **error)
+{
+	static const char *const patterns[] = {"random", "sequential", NULL};
+	/* Indexed by enum translate_overlap: dependent unless said otherwise. */
+	static const char *const loads[] = {"dependent", "independent", NULL};
+	int pattern = 0, overlap = 0;
+	if (!parse_region_ref(node, w, scope, &op->region, error) ||
+	    !read_expr(node, "chunk", false, scope, &op->chunk, error) ||
+	    !config_get_enum(node, "pattern", false, patterns, &pattern, error) ||
+	    !read_expr(node, "pages", true, scope, &op->pages, error) ||
+	    !read_expr(node, "first", false, scope, &op->first, error) ||
+	    !read_expr(node, "rounds", false, scope, &op->count, error) ||
+	    !read_expr(node, "write", false, scope, &op->write, error) ||
+	    !read_expr(node, "cycles", true, scope, &op->cycles, error) ||
+	    !config_get_enum(node, "loads", false, loads, &overlap, error))
+		return false;
+	op->random = pattern == 0;
+	op->independent = overlap == 1;
+	if (op->random && op->first) {
+		struct config_node child = config_child(node, "first");
+		config_set_error(error, &child, "\"first\" applies to the sequential pattern only");
+		return false;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(node->json, "while_flag")) {
+		unsigned flag = 0;
+		if (!parse_flag(node, "while_flag", w, &flag, error))
+			return false;
+		op->while_flag = (int)flag;
+	}
+	if (!op->count && op->while_flag < 0) {
+		config_set_error(error, node, "an access op needs \"rounds\" or \"while_flag\" (or both)");
+		return false;
+	}
+	if (!op->write)
+		op->write = expr_constant(0);
+	return true;
+}
+
+static bool parse_sleep(const struct config_node *node, const struct scope *scope, struct op *op,
+			GError **error)
+{
+	static const struct {
+		const char *key;
+		int64_t scale;
+	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}};
+	for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
+		if (!cJSON_GetObjectItemCaseSensitive(node->json, units[i].key))
+			continue;
+		if (op->ns) {
+			config_set_error(error, node, "give the duration once, in ns, us or ms");
+			return false;
+		}
+		if (!read_expr(node, units[i].key, true, scope, &op->ns, error))
+			return false;
+		op->ns_scale = units[i].scale;
+	}
+	if (!op->ns) {
+		config_set_error(error, node, "missing the duration: \"ns\", \"us\" or \"ms\"");
+		return false;
+	}
+	return true;
+}
+
+static bool parse_loop(const struct config_node *node, struct workload *w, struct scope *scope,
+		       unsigned depth, struct op *op, GError **error)
+{
+	/*
+	 * This loop is number depth + 1 counted from the outside; checked before
+	 * its variable is pushed, since scope->vars holds WORKLOAD_MAX_DEPTH.
+	 */
+	if (depth >= WORKLOAD_MAX_DEPTH) {
+		config_set_error(error, node, "loops nested deeper than %d", WORKLOAD_MAX_DEPTH);
+		return false;
+	}
+	if (!read_expr(node, "count", true, scope, &op->count, error) ||
+	    !config_get_string(node, "var", false, &op->var, error))
+		return false;
+	bool pushed = false;
+	if (op->var) {
+		struct config_node child = config_child(node, "var");
+		if (!g_regex_match_simple("^[A-Za-z_][A-Za-z0-9_]*$", op->var, 0, 0)) {
+			config_set_error(error, &child, "a variable name is letters, digits and _");
+			return false;
+		}
+		if (scope_has(scope, op->var) || strcmp(op->var, "thread") == 0 ||
+		    strcmp(op->var, "task") == 0) {
+			config_set_error(error, &child, "\"%s\" already names a variable here", op->var);
+			return false;
+		}
+		scope->vars[scope->nr_vars++] = op->var;
+		pushed = true;
+	}
+	struct config_node body = config_child(node, "body");
+	bool ok = parse_ops(&body, w, scope, depth + 1, &op->body, &op->nr_body, error);
+	if (pushed)
+		scope->nr_vars--;
+	return ok;
+}
+
+static bool parse_op(const struct config_node *node, struct workload *w, struct scope *scope,
+		     unsigned depth, struct op *op, GError **error)
+{
+	int kind = 0;
+	op->while_flag = -1;
+	op->path = g_strdup(node->path);
+	if (!cJSON_IsObject(node->json)) {
+		config_set_error(error, node, "expected an op object such as {\"op\": \"sleep\", \"ms\": 1}");
+		return false;
+	}
+	if (!config_get_enum(node, "op", true, op_names, &kind, error))
+		return false;
+	op->kind = (enum op_kind)kind;
+	if (!config_check_keys(node, op_keys[kind], error))
+		return false;
+	switch (op->kind) {
+	case OP_ACCESS:
+		return parse_access(node, w, scope, op, error);
+	case OP_MUNMAP:
+	case OP_MMAP:
+	case OP_MPROTECT:
+	case OP_MADVISE:
+		return parse_chunk_op(node, w, scope, op, error);
+	case OP_SLEEP:
+		return parse_sleep(node, scope, op, error);
+	case OP_YIELD:
+		return true;
+	case OP_COMPUTE:
+		return read_expr(node, "cycles", true, scope, &op->cycles, error);
+	case OP_SET_FLAG:
+	case OP_WAIT_FLAG:
+		if (!parse_flag(node, "flag", w, &op->flag, error) ||
+		    !read_expr(node, "value", false, scope, &op->value, error))
+			return false;
+		if (!op->value)
+			op->value = expr_constant(1);
+		return true;
+	case OP_LOOP:
+		return parse_loop(node, w, scope, depth, op, error);
+	case OP_PHASE: {
+		static const char *const actions[] = {"begin", "end", NULL};
+		int action = 0;
+		char *name = NULL;
+		if (!config_get_string(node, "name", true, &name, error))
+			return false;
+		op->phase = intern(&w->phase_names, &w->nr_phases, name);
+		g_free(name);
+		if (!config_get_enum(node, "action", true, actions, &action, error))
+			return false;
+		op->begin = action == 0;
+		return true;
+	}
+	case NR_OP_KINDS:
+		break;
+	}
+	g_assert_not_reached();
+}
+
+static bool parse_ops(const struct config_node *node, struct workload *w, struct scope *scope,
+		      unsigned depth, struct op **ops, unsigned *nr, GError **error)
+{
+	g_assert(depth <= WORKLOAD_MAX_DEPTH);
+	if (!cJSON_IsArray(node->json) || cJSON_GetArraySize(node->json) == 0) {
+		config_set_error(error, node, "expected a non-empty array of ops");
+		return false;
+	}
+	int n = cJSON_GetArraySize(node->json);
+	*ops = g_new0(struct op, n);
+	for (int i = 0; i < n; i++) {
+		struct config_node child = config_index(node, i);
+		(*nr)++;
+		if (!parse_op(&child, w, scope, depth, &(*ops)[i], error))
+			return false;
+	}
+	return true;
+}
+
+/* ---- tasks, cross-checks, report ---------------------------------------- */
+
+static bool parse_tasks(const struct config_node *root, struct workload *w,
+			const struct load_ctx *lc, GError **error)
+{
+	struct config_node node = config_child(root, "tasks");
+	if (!cJSON_IsArray(node.json) || cJSON_GetArraySize(node.json) == 0) {
+		config_set_error(error, &node, "expected a non-empty array of task groups");
+		return false;
+	}
+	int n = cJSON_GetArraySize(node.json);
+	w->groups = g_new0(struct task_group, n);
+	uint64_t total = 0;
+	for (int i = 0; i < n; i++) {
+		struct config_node child = config_index(&node, i);
+		struct task_group *g = &w->groups[w->nr_groups++];
+		struct scope load_scope = {.w = w};
+		struct scope run_scope = {.w = w, .runtime = true};
+		struct expr *count = NULL;
+		int64_t v = 1;
+		if (!config_check_keys(&child, task_keys, error) ||
+		    !config_get_string(&child, "name", true, &g->name, error) ||
+		    !read_expr(&child, "count", false, &load_scope, &count, error))
+			return false;
+		/* Task names label CSV columns, traces and messages: one each. */
+		for (unsigned j = 0; j + 1 < w->nr_groups; j++) {
+			if (strcmp(w->groups[j].name, g->name) == 0) {
+				expr_free(count);
+				config_set_error(error, &child, "duplicate task name \"%s\"", g->name);
+				return false;
+			}
+		}
+		bool ok = !count || eval_load(&child, "count", count, lc, 1, WORKLOAD_MAX_TASKS, &v, error);
+		expr_free(count);
+		if (!ok)
+			return false;
+		g->count = (uint64_t)v;
+		total += g->count;
+		if (total > WORKLOAD_MAX_TASKS) {
+			config_set_error(error, &child, "more than %d tasks in all", WORKLOAD_MAX_TASKS);
+			return false;
+		}
+		struct config_node program = config_child(&child, "program");
+		if (!read_expr(&child, "cpu", false, &run_scope, &g->cpu, error) ||
+		    !read_process(&child, w, &g->mm, error))
+			return false;
+		run_scope.mm = g->mm;
+		if (!parse_ops(&program, w, &run_scope, 0, &g->ops, &g->nr_ops, error))
+			return false;
+	}
+	return true;
+}
+
+struct usage {
+	bool *flag_set;
+	bool *flag_waited;
+	bool *flag_looped; /* an access's while_flag */
+	bool *phase_begun;
+	bool *phase_ended;
+	int first_syscall;
+};
+
+static void collect_usage(const struct op *ops, unsigned nr, struct usage *u)
+{
+	for (unsigned i = 0; i < nr; i++) {
+		const struct op *op = &ops[i];
+		switch (op->kind) {
+		case OP_SET_FLAG:
+			u->flag_set[op->flag] = true;
+			break;
+		case OP_WAIT_FLAG:
+			u->flag_waited[op->flag] = true;
+			break;
+		case OP_ACCESS:
+			if (op->while_flag >= 0)
+				u->flag_looped[op->while_flag] = true;
+			break;
+		case OP_PHASE:
+			if (op->begin)
+				u->phase_begun[op->phase] = true;
+			else
+				u->phase_ended[op->phase] = true;
+			break;
+		case OP_MUNMAP:
+		case OP_MMAP:
+		case OP_MPROTECT:
+		case OP_MADVISE:
+			if (u->first_syscall < 0)
+				u->first_syscall = op->kind;
+			break;
+		case OP_LOOP:
+			collect_usage(op->body, op->nr_body, u);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static bool check_usage(const struct config_node *root, struct workload *w, GError **error)
+{
+	struct usage u = {
+		.flag_set = g_new0(bool, w->nr_flags + 1),
+		.flag_waited = g_new0(bool, w->nr_flags + 1),
+		.flag_looped = g_new0(bool, w->nr_flags + 1),
+		.phase_begun = g_new0(bool, w->nr_phases + 1),
+		.phase_ended = g_new0(bool, w->nr_phases + 1),
+		.first_syscall = -1,
+	};
+	bool ok = true;
+	for (unsigned g = 0; g < w->nr_groups; g++)
+		collect_usage(w->groups[g].ops, w->groups[g].nr_ops, &u);
+	for (unsigned f = 0; ok && f < w->nr_flags; f++) {
+		if ((u.flag_waited[f]) && !u.flag_set[f]) {
+			config_set_error(error, root, "flag \"%s\" is waited for but never set: the run would never end",
+					 w->flag_names[f]);
+			ok = false;
+		}
+	}
+	for (unsigned f = 0; ok && f < w->nr_flags; f++) {
+		if (!u.flag_looped[f] || u.flag_set[f])
+			continue;
+		/* Flags start at 0: such a loop would make no round at all. */
+		const char **set = g_new0(const char *, w->nr_flags + 1);
+		for (unsigned g = 0, n = 0; g < w->nr_flags; g++)
+			if (u.flag_set[g])
+				set[n++] = w->flag_names[g];
+		const char *near = config_suggest(w->flag_names[f], set);
+		config_set_error(error, root,
+				 "flag \"%s\" is an access's while_flag but never set: the loop would "
+				 "make no round%s%s%s",
+				 w->flag_names[f], near ? " (did you mean \"" : "", near ? near : "",
+				 near ? "\"?)" : "");
+		g_free(set);
+		ok = false;
+	}
+	for (unsigned p = 0; ok && p < w->nr_phases; p++) {
+		if (!u.phase_begun[p] || !u.phase_ended[p]) {
+			config_set_error(error, root, "phase \"%s\" has no \"%s\" op", w->phase_names[p],
+					 u.phase_begun[p] ? "end" : "begin");
+			ok = false;
+		}
+	}
+	w->report_op = u.first_syscall < 0 ? NR_OP_KINDS : (enum op_kind)u.first_syscall;
+	g_free(u.flag_set);
+	g_free(u.flag_waited);
+	g_free(u.flag_looped);
+	g_free(u.phase_begun);
+	g_free(u.phase_ended);
+	return ok;
+}
+
+static bool check_summary(const struct config_node *node, const char *summary, GError **error)
+{
+	for (const char *p = strchr(summary, '{'); p; p = strchr(p + 1, '{')) {
+		const char *close = strchr(p, '}');
+		struct config_node child = config_child(node, "summary");
+		if (!close) {
+			config_set_error(error, &child, "unclosed '{' in the summary template");
+			return false;
+		}
+		char *field = g_strndup(p + 1, (gsize)(close - p - 1));
+		bool known = g_strv_contains(summary_fields, field);
+		if (!known) {
+			const char *hint = config_suggest(field, summary_fields);
+			config_set_error(error, &child, "unknown placeholder {%s}%s%s%s", field,
+					 hint ? " (did you mean {" : "", hint ? hint : "",
+					 hint ? "}?)" : "");
+		}
+		g_free(field);
+		if (!known)
+			return false;
+	}
+	return true;
+}
+
+static bool parse_report(const struct config_node *root, struct workload *w, GError **error)
+{
+	w->report_phase = -1;
+	if (!cJSON_GetObjectItemCaseSensitive(root->json, "report"))
+		return true;
+	struct config_node node = config_child(root, "report");
+	static const char *const syscall_names[] = {"munmap", "mmap", "mprotect", "madvise", NULL};
+	static const enum op_kind syscall_kinds[] = {OP_MUNMAP, OP_MMAP, OP_MPROTECT, OP_MADVISE};
+	int op = -1;
+	if (!config_check_keys(&node, report_keys, error) ||
+	    !config_get_enum(&node, "op", false, syscall_names, &op, error) ||
+	    !config_get_string(&node, "summary", false, &w->summary, error))
+		return false;
+	if (op >= 0)
+		w->report_op = syscall_kinds[op];
+	if (cJSON_GetObjectItemCaseSensitive(node.json, "phase")) {
+		unsigned phase = 0;
+		if (!find_name(&node, "phase", w->phase_names, w->nr_phases, "phase", &phase, error))
+			return false;
+		w->report_phase = (int)phase;
+	}
+	return !w->summary || check_summary(&node, w->summary, error);
+}
+
+struct workload *workload_from_json(const cJSON *json, const char *file, unsigned nr_cpus,
+				    GError **error)
+{
+	struct config_node root = config_root(json, file);
+	struct workload *w = g_new0(struct workload, 1);
+	struct load_ctx lc = {.w = w, .nr_cpus = nr_cpus};
+	if (!config_check_keys(&root, workload_keys, error) ||
+	    !config_get_string(&root, "name", true, &w->name, error) ||
+	    !config_get_string(&root, "description", false, &w->description, error) ||
+	    !config_get_string(&root, "imitates", false, &w->imitates, error) ||
+	    !config_get_string(&root, "simplified", false, &w->simplified, error) ||
+	    !parse_params(&root, w, nr_cpus, error) || !parse_processes(&root, w, error) ||
+	    !parse_regions(&root, w, &lc, error) || !parse_tasks(&root, w, &lc, error) ||
+	    !check_usage(&root, w, error) || !parse_report(&root, w, error)) {
+		workload_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+static void free_ops(struct op *ops, unsigned nr)
+{
+	for (unsigned i = 0; i < nr; i++) {
+		struct op *op = &ops[i];
+		g_free(op->path);
+		expr_free(op->chunk);
+		expr_free(op->count);
+		expr_free(op->pages);
+		expr_free(op->first);
+		expr_free(op->cycles);
+		expr_free(op->ns);
+		expr_free(op->value);
+		expr_free(op->write);
+		g_free(op->var);
+		free_ops(op->body, op->nr_body);
+	}
+	g_free(ops);
+}
+
+void workload_free(struct workload *w)
+{
+	if (!w)
+		return;
+	g_free(w->name);
+	g_free(w->description);
+	g_free(w->imitates);
+	g_free(w->simplified);
+	for (unsigned i = 0; i < w->nr_params; i++)
+		g_free(w->params[i].name);
+	g_free(w->params);
+	g_strfreev(w->mm_names);
+	for (unsigned i = 0; i < w->nr_regions; i++)
+		g_free(w->regions[i].name);
+	g_free(w->regions);
+	for (unsigned i = 0; i < w->nr_groups; i++) {
+		g_free(w->groups[i].name);
+		expr_free(w->groups[i].cpu);
+		free_ops(w->groups[i].ops, w->groups[i].nr_ops);
+	}
+	g_free(w->groups);
+	g_strfreev(w->flag_names);
+	g_strfreev(w->phase_names);
+	g_free(w->summary);
+	g_free(w);
+}
