@@ -1,0 +1,230 @@
+/*
+ * One run of the tlbsim command (single.h).
+ */
+#include <string.h>
+#include "tlbsim/cli/cli.h"
+#include "tlbsim/cli/output.h"
+#include "tlbsim/cli/report.h"
+#include "tlbsim/cli/single.h"
+#include "tlbsim/sim/sim.h"
+#include "tlbsim/util/error.h"
+
+int single_list(enum inputs_kind kind, bool with_descriptions)
+{
+	char **names = inputs_list(kind);
+	for (char **n = names; *n; n++) {
+		if (!with_descriptions) {
+			printf("%s\n", *n);
+			continue;
+		}
+		GError *error = NULL;
+		char *path = inputs_resolve(kind, *n, &error);
+		char *text = NULL;
+		const char *description = "";
+		cJSON *json = NULL;
+		if (path && g_file_get_contents(path, &text, NULL, NULL))
+			json = cJSON_Parse(text);
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(json, "description");
+		if (cJSON_IsString(d))
+			description = d->valuestring;
+		printf("%-22s %s\n", *n, description);
+		cJSON_Delete(json);
+		g_free(text);
+		g_free(path);
+		g_clear_error(&error);
+	}
+	g_strfreev(names);
+	return EXIT_OK;
+}
+
+static void print_stale(const struct sim_result *r, const struct topology *topo)
+{
+	if (r->total.stale_hits)
+		g_printerr("tlbsim: %" G_GUINT64_FORMAT
+			   " stale TLB hits: a CPU used a translation after the change that "
+			   "invalidated it had returned\n",
+			   r->total.stale_hits);
+	if (r->total.stale_entries)
+		g_printerr("tlbsim: %" G_GUINT64_FORMAT
+			   " TLB entries were older than a PTE change when its syscall returned "
+			   "(stale translations a CPU could still use; stale_entries)\n",
+			   r->total.stale_entries);
+	if (r->total.stale_pwc)
+		g_printerr("tlbsim: %" G_GUINT64_FORMAT
+			   " stale paging-structure cache entries: a CPU with the mm loaded still "
+			   "cached a page-table page after it was freed\n",
+			   r->total.stale_pwc);
+	for (unsigned i = 0; i < r->nr_stale_reports; i++)
+		if (r->stale[i].freed_table)
+			g_printerr("  cpu %u, PTE page of 0x%" G_GINT64_MODIFIER
+				   "x freed at %.0f ns while its PDE was cached\n",
+				   r->stale[i].cpu, r->stale[i].vaddr,
+				   topology_cycles_to_ns(topo, r->stale[i].time));
+		else
+			g_printerr("  cpu %u, address 0x%" G_GINT64_MODIFIER "x, at %.0f ns (entry from "
+			   "PTE generation %u, change committed at generation %u)\n",
+			   r->stale[i].cpu, r->stale[i].vaddr,
+			   topology_cycles_to_ns(topo, r->stale[i].time), r->stale[i].entry_gen,
+			   r->stale[i].committed_gen);
+}
+
+/*
+ * After the run: flush the trace and time-series streams.  A failed write
+ * makes the run fail too ("cannot write the trace"), but only the stream
+ * knows the file and the errno: its error then replaces the run's.
+ */
+static struct sim_result *finish_streams(struct sim_result *result, struct output_file *trace,
+					 struct output_file *series, GError **error)
+{
+	GError *stream_error = NULL;
+	if ((!trace || output_finish(trace, &stream_error)) &&
+	    (!series || output_finish(series, &stream_error)))
+		return result;
+	if (result || g_error_matches(*error, TLBSIM_ERROR, TLBSIM_ERROR_IO)) {
+		sim_result_free(result);
+		result = NULL;
+		g_clear_error(error);
+		g_propagate_error(error, stream_error);
+	} else {
+		g_error_free(stream_error);
+	}
+	return result;
+}
+
+/* @data in a finished temporary file for @path, to commit later; NULL on error. */
+static struct output_file *prepare_output(const char *path, const GString *data,
+					   GError **error)
+{
+	struct output_file *file = output_open(path, error);
+	if (file) {
+		fwrite(data->str, 1, data->len, output_stream(file));
+		if (!output_finish(file, error)) {
+			output_free(file);
+			file = NULL;
+		}
+	}
+	return file;
+}
+
+/*
+ * Every output of a successful run, with signals held: the per-CPU CSV, the
+ * trace and the time series first, then the CSV row.  If any fails, the
+ * files already renamed into place are removed again: no output without its
+ * run's row (data written into a device or a FIFO cannot be taken back).
+ */
+static bool write_outputs(const struct options *o, const struct report_meta *meta,
+			  const char *const *label_names, const struct sim_result *result,
+			  struct output_file **files, size_t nr_files, GError **error)
+{
+	GString *header = g_string_new(NULL);
+	GString *row = g_string_new(NULL);
+	report_csv_header(header, label_names);
+	report_csv_row(row, meta, result);
+	bool ok = true;
+	if (o->per_cpu) {
+		GString *per_cpu = g_string_new(NULL);
+		report_per_cpu_csv(per_cpu, meta, result);
+		files[0] = prepare_output(o->per_cpu, per_cpu, error);
+		ok = files[0] != NULL;
+		g_string_free(per_cpu, TRUE);
+	}
+	for (size_t i = 0; ok && i < nr_files; i++)
+		ok = !files[i] || output_commit(files[i], error);
+	ok = ok && cli_write_csv(o->output, o->append, o->no_header ? NULL : header->str, row->str,
+				 error);
+	for (size_t i = 0; !ok && i < nr_files; i++)
+		if (files[i])
+			output_revert(files[i]);
+	g_string_free(header, TRUE);
+	g_string_free(row, TRUE);
+	return ok;
+}
+
+int single_run(const struct options *o, const struct labels *labels,
+	       const struct trace_options *trace, const atomic_int *cancel)
+{
+	GError *error = NULL;
+	struct inputs inputs;
+	/* The per-CPU CSV, the trace, the time series: committed in this order. */
+	struct output_file *files[3] = {NULL, NULL, NULL};
+	struct inputs_request request = {
+		.names = {o->topology, o->workload, o->policy},
+		.sets = (const char *const *)o->sets,
+	};
+	if (!inputs_load(&request, &inputs, &error)) {
+		g_printerr("tlbsim: %s\n", error->message);
+		g_error_free(error);
+		return EXIT_INPUT;
+	}
+	struct sim_input input = {
+		.topology = inputs.topology,
+		.workload = inputs.workload,
+		.policy = inputs.policy,
+		.workload_file = inputs.paths[INPUT_WORKLOAD],
+		.seed = (uint64_t)o->seed,
+		.run_ahead = !o->no_run_ahead,
+		.max_events = (uint64_t)o->max_events,
+		.max_sim_ns = (uint64_t)o->max_sim_ns,
+		.max_wall_seconds = o->max_wall_seconds,
+		.cancel = cancel,
+		.trace = o->trace ? trace : NULL,
+		.timeseries_interval_ns = o->timeseries ? (uint64_t)o->interval : 0,
+	};
+	int code = EXIT_OK;
+	/* Before the run: a path that cannot be written fails in no time. */
+	if ((o->trace && !(files[1] = output_open(o->trace, &error))) ||
+	    (o->timeseries && !(files[2] = output_open(o->timeseries, &error)))) {
+		g_printerr("tlbsim: %s\n", error->message);
+		g_error_free(error);
+		code = EXIT_INPUT;
+		goto out_free_outputs;
+	}
+	input.trace_out = files[1] ? output_stream(files[1]) : NULL;
+	input.timeseries_out = files[2] ? output_stream(files[2]) : NULL;
+	gint64 start = g_get_monotonic_time();
+	struct sim_result *result = sim_run(&input, &error);
+	double host_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
+	result = finish_streams(result, files[1], files[2], &error);
+	if (!result) {
+		g_printerr("tlbsim: %s\n", error->message);
+		code = cli_exit_code(error);
+		g_error_free(error);
+		goto out_free_outputs;
+	}
+	struct report_meta meta = {
+		.topology = inputs.names[INPUT_TOPOLOGY],
+		.workload = inputs.names[INPUT_WORKLOAD],
+		.policy = inputs.names[INPUT_POLICY],
+		.seed = (uint64_t)o->seed,
+		.topo = inputs.topology,
+		.w = inputs.workload,
+		.host_time = o->host_time,
+		.host_seconds = host_seconds,
+		.label_values = (const char *const *)labels->values->pdata,
+	};
+	sigset_t saved;
+	cli_hold_signals(true, &saved);
+	bool ok = write_outputs(o, &meta, (const char *const *)labels->names->pdata, result, files,
+				G_N_ELEMENTS(files), &error);
+	cli_hold_signals(false, &saved);
+	if (!ok) {
+		g_printerr("tlbsim: %s\n", error ? error->message : "cannot write the output");
+		g_clear_error(&error);
+		code = EXIT_INPUT;
+	} else {
+		if (!o->quiet) {
+			char *summary = report_summary(&meta, result);
+			g_printerr("%s\n", summary);
+			g_free(summary);
+		}
+		print_stale(result, inputs.topology);
+		if (o->strict && (result->total.stale_hits || result->total.stale_pwc))
+			code = EXIT_STALE;
+	}
+	sim_result_free(result);
+out_free_outputs:
+	for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
+		output_free(files[i]);
+	inputs_clear(&inputs);
+	return code;
+}
