@@ -1,0 +1,143 @@
+#ifndef TLBSIM_WORKLOAD_INTERP_IMPL_H
+#define TLBSIM_WORKLOAD_INTERP_IMPL_H
+/*
+ * The interpreter's state, shared by its ops (interp.c) and its access op
+ * (access.c); private to workload/.
+ */
+#include <string.h>
+#include "tlbsim/kernel/sched.h"
+#include "tlbsim/util/rng.h"
+#include "tlbsim/workload/interp.h"
+
+/*
+ * Work one dispatch may do before handing back to the engine even when
+ * nothing bounds it, so that budgets and signals are checked: a program
+ * looping on ops that take no time, or an access loop nobody stops.
+ * Returning early is a resume at the same local time: results do not change.
+ */
+#define OPS_PER_DISPATCH 4096
+#define ACCESSES_PER_DISPATCH 65536
+
+struct frame {
+	const struct op *ops;
+	unsigned nr;
+	unsigned index;
+	int64_t iter;
+	int64_t count;
+	const char *var;
+};
+
+struct access_state {
+	bool active;
+	const struct op *op;
+	uint64_t *addrs;
+	uint64_t nr;
+	uint64_t pos;
+	uint64_t rounds_left; /* UINT64_MAX: until the flag clears */
+	struct vma *vma;      /* the one VMA every address is in, or NULL */
+	bool write;
+	uint64_t cycles;
+	bool fault_seen; /* the current access faulted; handle it at the exact time */
+	bool fault_done; /* the kernel handled it: retire the access */
+	/* Cache for access_quiet(): every page present (and writable for
+	 * writes) as of this epoch of @quiet_vma (or of the mm if NULL). */
+	bool all_mapped;
+	bool checked;
+	const struct vma *quiet_vma;
+	uint64_t quiet_epoch;
+};
+
+struct itask {
+	struct task task;
+	struct interp *interp;
+	/* This task's flag stores not yet seen by the other cores, newest
+	 * first: the task itself reads them at once (store forwarding). */
+	struct flag_store *own_stores;
+	unsigned group;
+	unsigned thread;
+	unsigned mm_index;
+	struct rng rng;
+	unsigned depth;
+	struct frame frames[WORKLOAD_MAX_DEPTH + 1];
+	struct access_state access;
+	uint64_t syscall_start;
+	enum op_kind syscall_kind;
+	bool syscall_counted; /* issued inside the report phase (or there is none) */
+	bool in_report_phase; /* between this task's begin and end of it */
+	uint64_t accesses;
+};
+
+struct region_map {
+	uint64_t base;
+	struct vma **vmas; /* one per chunk, into the owning mm's VMA array */
+};
+
+struct interp {
+	struct kernel *k;
+	const struct workload *w;
+	bool run_ahead;
+	unsigned nr_mms;
+	struct mm **mms;
+	struct region_map *regions;
+	unsigned nr_tasks;
+	struct itask *tasks;
+	int64_t *flags;
+	GPtrArray **flag_waiters; /* struct itask * */
+	GError *error;
+	struct interp_results results;
+};
+
+struct flag_store {
+	struct itask *writer;
+	unsigned flag;
+	int64_t value;
+	struct flag_store *next_own; /* the writer's older stores in flight */
+};
+
+/*
+ * What an op did: STEP_NEXT, finished (the caller moves to the next op);
+ * STEP_PUSHED, entered a loop body (already moved); STEP_RETURNED, handed the
+ * CPU to the scheduler; STEP_FAILED, recorded a run-time error.
+ */
+enum step { STEP_NEXT, STEP_PUSHED, STEP_RETURNED, STEP_FAILED };
+
+/* Every task of the interpreter runs these. */
+extern const struct task_ops interp_task_ops;
+
+/* Record a run-time error at @op of @ts (the first one wins) and stop the
+ * engine. */
+void interp_fail(struct interp *ip, const struct itask *ts, const struct op *op, const char *fmt,
+		 ...) G_GNUC_PRINTF(4, 5);
+/* @expr in @ts's scope, within [@min, @max] (@what names it in messages);
+ * false after interp_fail(). */
+bool interp_eval(struct itask *ts, const struct op *op, const struct expr *expr, int64_t min,
+		 int64_t max, const char *what, int64_t *out);
+/* Resume at @local: used before any op other CPUs can observe.  True if
+ * the task is in step with the engine already. */
+bool interp_in_step(struct kernel *k, struct cpu *cpu, uint64_t local, uint64_t now);
+
+/* The VMA of @addr in @region (VMA arrays never move). */
+static inline struct vma *interp_region_vma(const struct interp *ip, unsigned region,
+					    uint64_t addr)
+{
+	const struct region *r = &ip->w->regions[region];
+	const struct region_map *map = &ip->regions[region];
+	uint64_t slot = r->chunks == 1 ? 0 : (addr - map->base) / r->chunk_bytes;
+	return map->vmas[r->chunks - 1 - slot];
+}
+
+/* A flag as @ts reads it: its own latest store, else what every core sees. */
+static inline int64_t interp_flag_value(const struct itask *ts, unsigned flag)
+{
+	for (const struct flag_store *st = ts->own_stores; st; st = st->next_own)
+		if (st->flag == flag)
+			return st->value;
+	return ts->interp->flags[flag];
+}
+
+/* The access op (access.c): draw its addresses, then run them. */
+bool access_begin(struct itask *ts, const struct op *op);
+enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu, uint64_t *local,
+		     uint64_t now);
+
+#endif
