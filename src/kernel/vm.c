@@ -358,6 +358,20 @@ static uint64_t vm_munmap_downgrade(struct vm_call *call, uint64_t now)
 	return downgrade_write(k, call->cpu, call->mm->mmap_lock, now);
 }
 
+/* The call drops its locks at @time and returns to user space once their
+ * releases complete; @call is freed. */
+static void vm_call_return(struct vm_call *call, uint64_t time)
+{
+	struct kernel *k = call->k;
+	struct kcont done = call->done;
+	time = vm_unlock(call, time);
+	trace_syscall_exit(k, call->cpu->id, time);
+	if (call->kept)
+		kernel_release(k, call->kept);
+	kernel_release(k, call);
+	kcont_call(k, done, time);
+}
+
 /* The call returns to user space: its PTE changes become globally visible;
  * any entry still older than them could be hit stale (counted).  Its locks
  * go at the same time. */
@@ -365,7 +379,6 @@ static void vm_return_event(void *target, uint64_t time)
 {
 	struct vm_call *call = target;
 	struct kernel *k = call->k;
-	struct kcont done = call->done;
 	uint64_t size = page_size_bytes(call->vma->page_size);
 	for (uint64_t addr = call->start; call->gen_hi >= call->gen_lo && addr < call->end;
 	     addr += size) {
@@ -385,12 +398,7 @@ static void vm_return_event(void *target, uint64_t time)
 		if (mm_pmd_freed(call->mm, span))
 			machine_check_freed_table(k->machine, call->mm, span, time, vm_walking,
 						  call);
-	time = vm_unlock(call, time);
-	trace_syscall_exit(k, call->cpu->id, time);
-	if (call->kept)
-		kernel_release(k, call->kept);
-	kernel_release(k, call);
-	kcont_call(k, done, time);
+	vm_call_return(call, time);
 }
 
 /*
@@ -491,19 +499,73 @@ static uint64_t vm_mprotect_apply(struct vm_call *call, struct mmu_gather *tlb)
 	return n * call->k->machine->topology->costs.pte_op;
 }
 
-/*
- * wp_page_copy() of the zero page: the PTE now maps a new writable page, and
- * ptep_clear_flush() flushes the old translation (flush_tlb_page(): one page,
- * every CPU of the mm).  Quiet accessors may hold it: their promises go.
- */
-static void vm_cow_zero_page(struct vm_call *call, struct mmu_gather *tlb)
+/* The tag @call's CPU fills its TLB with for the call's mm. */
+static uint16_t vm_asid(const struct vm_call *call)
 {
+	return tlbflush_state(call->k, call->cpu)->loaded_asid;
+}
+
+/*
+ * Does the fault copy the zero page (a write to it in a writable VMA)?  (An
+ * mprotect() since the fault was taken may have made the VMA read-only: then,
+ * as for other write faults that race with one, the access is let through on
+ * what is mapped.)
+ */
+static bool vm_fault_copies(const struct vm_call *call)
+{
+	const struct pte *pte = vma_pte(call->vma, call->addr);
+	return call->write && pte->present && pte->zero_page && call->vma->writable;
+}
+
+/*
+ * wp_page_copy() of the zero page at @t: the PTE now maps a new writable
+ * page, which joins the LRU, and ptep_clear_flush() flushes the old
+ * translation (flush_tlb_page(): one page, every CPU of the mm), gathered
+ * into @tlb.  Quiet accessors may hold it: their promises go.  Returns the
+ * cycles.
+ */
+static uint64_t vm_fault_copy(struct vm_call *call, struct mmu_gather *tlb, uint64_t t)
+{
+	struct kernel *k = call->k;
 	uint64_t size = page_size_bytes(call->vma->page_size);
-	sched_revoke_quiet(call->k);
+	sched_revoke_quiet(k);
 	mm_cow_zero_page(call->mm, call->vma, call->addr);
 	call->start = call->addr;
 	call->end = call->addr + size;
 	tlb_adjust_range(tlb, call->start, call->end);
+	uint64_t cycles = lru_add_page(k, call->cpu, t);
+	/* The retried access's walk, taken now, while the new PTE is surely
+	 * there (another call may zap it before this one returns); the local
+	 * part of the flush drops it again. */
+	machine_fill(k->machine, call->cpu, vm_asid(call), call->vma, call->addr);
+	return cycles;
+}
+
+/*
+ * The rest of handle_mm_fault() at @t: a fresh PTE (the zero page for a read
+ * in a private VMA, else a new page that joins the LRU), or a write made
+ * writable in place; the TLB filled; and the fault returns.  A fresh PTE
+ * needs no flush and invalidates nothing.
+ */
+static void vm_fault_return(struct vm_call *call, uint64_t t)
+{
+	struct kernel *k = call->k;
+	struct pte *pte = vma_pte(call->vma, call->addr);
+	/* Another CPU's fault may have mapped it first: nothing to do then
+	 * but fill (a spurious fault). */
+	if (!pte->present) {
+		if (!call->write && !call->vma->hugetlb && !call->vma->shared) {
+			mm_map_zero_page(call->mm, call->vma, call->addr);
+		} else {
+			mm_populate(call->mm, call->vma, call->addr, call->vma->writable);
+			if (!call->vma->hugetlb) /* a new page joins the LRU */
+				t += lru_add_page(k, call->cpu, t);
+		}
+	} else if (call->write && call->vma->writable) {
+		pte->writable = true; /* do_wp_page() reusing the only mapping */
+	}
+	machine_fill(k->machine, call->cpu, vm_asid(call), call->vma, call->addr);
+	vm_call_return(call, t);
 }
 
 /*
@@ -557,45 +619,13 @@ static void vm_apply_event(void *target, uint64_t unused)
 		call->gen_hi = call->mm->next_gen - 1;
 		return;
 	}
-	case VM_FAULT: {
-		struct pte *pte = vma_pte(call->vma, call->addr);
-		/* (An mprotect() since the fault was taken may have made the VMA
-		 * read-only: then, as for other write faults that race with one,
-		 * the access is let through on what is mapped.) */
-		if (call->write && pte->present && pte->zero_page && call->vma->writable) {
-			vm_cow_zero_page(call, &tlb);
-			t += lru_add_page(k, call->cpu, t); /* the copy joins the LRU */
-			/* The retried access's walk, taken now, while the new PTE
-			 * is surely there (another call may zap it before this one
-			 * returns); the local part of the flush drops it again. */
-			machine_fill(k->machine, call->cpu,
-				     tlbflush_state(k, call->cpu)->loaded_asid, call->vma,
-				     call->addr);
-			break;
+	case VM_FAULT:
+		if (!vm_fault_copies(call)) {
+			vm_fault_return(call, t);
+			return;
 		}
-		/* A fresh PTE needs no flush and invalidates nothing. */
-		struct kcont done = call->done;
-		/* Another CPU's fault may have mapped it first: nothing to do
-		 * then but fill (a spurious fault). */
-		if (!pte->present) {
-			if (!call->write && !call->vma->hugetlb && !call->vma->shared) {
-				mm_map_zero_page(call->mm, call->vma, call->addr);
-			} else {
-				mm_populate(call->mm, call->vma, call->addr, call->vma->writable);
-				if (!call->vma->hugetlb) /* a new page joins the LRU */
-					t += lru_add_page(k, call->cpu, t);
-			}
-		} else if (call->write && call->vma->writable) {
-			pte->writable = true; /* do_wp_page() reusing the only mapping */
-		}
-		machine_fill(k->machine, call->cpu, tlbflush_state(k, call->cpu)->loaded_asid,
-			     call->vma, call->addr);
-		t = vm_unlock(call, t);
-		trace_syscall_exit(k, call->cpu->id, t);
-		kernel_release(k, call);
-		kcont_call(k, done, t);
-		return;
-	}
+		t += vm_fault_copy(call, &tlb, t);
+		break;
 	case VM_MMAP:
 		g_assert_not_reached(); /* vm_mmap_event() */
 	}
@@ -614,15 +644,26 @@ static void vm_apply_event(void *target, uint64_t unused)
 				   tlb_get_unmap_shift(call->vma), tlb.freed_tables, t, flushed);
 }
 
-/* A call about to enter the kernel; the caller fills in its arguments, then
- * vm_call_enter(). */
+/*
+ * A call of @kind entering the kernel on @cpu at @now, over [start, end) of
+ * @vma (a fault: at @start): counted (syscalls or page_faults) and traced,
+ * as every syscall's entry is.  The caller fills in the rest of its
+ * arguments, then vm_call_enter().
+ */
 static struct vm_call *vm_call_new(struct kernel *k, struct cpu *cpu, struct mm *mm,
-				   struct vma *vma, enum vm_kind kind, struct kcont done)
+				   struct vma *vma, enum vm_kind kind, const char *name,
+				   uint64_t start, uint64_t end, uint64_t now, struct kcont done)
 {
+	bool fault = kind == VM_FAULT;
+	if (fault)
+		cpu->counters.page_faults++;
+	else
+		cpu->counters.syscalls++;
+	trace_syscall_enter(k, cpu->id, name, fault ? NULL : vma, start, end, now);
 	struct vm_call *call = kernel_alloc(k, sizeof(*call));
 	*call = (struct vm_call){
 		.k = k, .cpu = cpu, .mm = mm, .vma = vma, .kind = kind, .done = done,
-		.start = vma->start, .end = vma->end,
+		.start = start, .end = end,
 	};
 	return call;
 }
@@ -649,18 +690,17 @@ void do_munmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma
 	       struct kcont done)
 {
 	g_assert(vma->mapped);
-	cpu->counters.syscalls++;
-	trace_syscall_enter(k, cpu->id, "munmap", vma, vma->start, vma->end, now);
-	vm_call_enter(vm_call_new(k, cpu, mm, vma, VM_MUNMAP, done), now);
+	vm_call_enter(vm_call_new(k, cpu, mm, vma, VM_MUNMAP, "munmap", vma->start, vma->end, now,
+				  done),
+		      now);
 }
 
 void do_mprotect(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
 		 bool writable, uint64_t now, struct kcont done)
 {
 	g_assert(vma->mapped);
-	cpu->counters.syscalls++;
-	trace_syscall_enter(k, cpu->id, "mprotect", vma, vma->start, vma->end, now);
-	struct vm_call *call = vm_call_new(k, cpu, mm, vma, VM_MPROTECT, done);
+	struct vm_call *call = vm_call_new(k, cpu, mm, vma, VM_MPROTECT, "mprotect", vma->start,
+					   vma->end, now, done);
 	call->writable = writable;
 	vm_call_enter(call, now);
 }
@@ -669,36 +709,29 @@ void madvise_dontneed(struct kernel *k, struct cpu *cpu, struct mm *mm, struct v
 		      uint64_t start, uint64_t end, uint64_t now, struct kcont done)
 {
 	g_assert(vma->mapped && vma->start <= start && start < end && end <= vma->end);
-	cpu->counters.syscalls++;
-	trace_syscall_enter(k, cpu->id, "madvise(MADV_DONTNEED)", vma, start, end, now);
-	struct vm_call *call = vm_call_new(k, cpu, mm, vma, VM_DONTNEED, done);
-	call->start = start;
-	call->end = end;
-	vm_call_enter(call, now);
+	vm_call_enter(vm_call_new(k, cpu, mm, vma, VM_DONTNEED, "madvise(MADV_DONTNEED)", start, end,
+				  now, done),
+		      now);
 }
 
 void madvise_pageout(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
 		     uint64_t start, uint64_t end, uint64_t now, struct kcont done)
 {
 	g_assert(vma->mapped && vma->start <= start && start < end && end <= vma->end);
-	cpu->counters.syscalls++;
-	trace_syscall_enter(k, cpu->id, "madvise(MADV_PAGEOUT)", vma, start, end, now);
-	struct vm_call *call = vm_call_new(k, cpu, mm, vma, VM_PAGEOUT, done);
-	call->start = start;
-	call->end = end;
-	vm_call_enter(call, now);
+	vm_call_enter(vm_call_new(k, cpu, mm, vma, VM_PAGEOUT, "madvise(MADV_PAGEOUT)", start, end,
+				  now, done),
+		      now);
 }
 
 void handle_mm_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
 		     uint64_t addr, bool write, uint64_t now, struct kcont done)
 {
 	g_assert(vma->mapped);
-	cpu->counters.page_faults++;
-	trace_syscall_enter(k, cpu->id, "page_fault", NULL, addr, addr, now);
-	struct vm_call *call = vm_call_new(k, cpu, mm, vma, VM_FAULT, done);
+	/* [addr, addr): nothing to commit (but a copy-on-write) */
+	struct vm_call *call = vm_call_new(k, cpu, mm, vma, VM_FAULT, "page_fault", addr, addr,
+					   now, done);
 	call->addr = addr;
 	call->write = write;
-	call->start = call->end = addr; /* nothing to commit (but a copy-on-write) */
 	vm_call_enter(call, now);
 }
 
@@ -717,7 +750,6 @@ static void vm_mmap_event(void *target, uint64_t unused)
 	struct vm_call *call = target;
 	struct kernel *k = call->k;
 	uint64_t t = engine_now(k->engine);
-	struct kcont done = call->done;
 	/* Another task mapped it again since this call entered the kernel: the
 	 * kernel would place this mapping elsewhere, and tlbsim has one address
 	 * per chunk, so the call changes nothing. */
@@ -725,10 +757,7 @@ static void vm_mmap_event(void *target, uint64_t unused)
 		mm_map_vma(call->mm, call->vma);
 		mm_vma_relink(call->mm, call->vma, call->cpu->id);
 	}
-	t = vm_unlock(call, t);
-	trace_syscall_exit(k, call->cpu->id, t);
-	kernel_release(k, call);
-	kcont_call(k, done, t);
+	vm_call_return(call, t);
 }
 
 /*
@@ -742,7 +771,7 @@ void do_mmap(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma, 
 	     struct kcont done)
 {
 	g_assert(!vma->mapped);
-	cpu->counters.syscalls++;
-	trace_syscall_enter(k, cpu->id, "mmap", vma, vma->start, vma->end, now);
-	vm_call_enter(vm_call_new(k, cpu, mm, vma, VM_MMAP, done), now);
+	vm_call_enter(vm_call_new(k, cpu, mm, vma, VM_MMAP, "mmap", vma->start, vma->end, now,
+				  done),
+		      now);
 }
