@@ -617,7 +617,7 @@ def exp1(rows):
           "are unmapped (only the main thread wrote their first byte, before the run), so no "
           "sibling ever holds a translation that the skipped IPI should have removed. The "
           "patch's breakage needs a workload whose readers use the memory being unmapped; "
-          "`tests/test_e2e.c` (`smt_thread_dedup_madvise_gives_stale_hits`) shows it.")
+          "`tests/test_e2e_policy.c` (`smt_thread_dedup_madvise_gives_stale_hits`) shows it.")
     # Figure: each figure normalised to the published 4.5 value.
     data = []
     for i, (label, k) in enumerate(figures):

@@ -34,14 +34,14 @@
  * let other CPUs run ahead past a store made right after the wait when its
  * targets had acknowledged early, from a handler run for another caller (case
  * seed 1245, found with 5000 cases from seed 77; frozen in
- * tests/data/runahead-sentinel-*.json for tests/test_e2e.c); 9, a target that
- * acknowledged a wait from the handler of another caller's later interrupt
- * completed it before its sentinel (case seed 12913, from seed 10001; frozen
- * in tests/data/runahead-early-ack-*.json); 4, a CPU in an IPI handler had
- * nothing tracked (irq entry cancels the task's resume), so another CPU's
- * run-ahead passed what the target did after its handler.  8, 9 and 4 are
- * fixed by the same change: an interrupt's arrival and its handler are
- * tracked events, and waits no longer need a sentinel.  3, with
+ * tests/data/runahead-sentinel-*.json for tests/test_e2e_determinism.c); 9,
+ * a target that acknowledged a wait from the handler of another caller's
+ * later interrupt completed it before its sentinel (case seed 12913, from
+ * seed 10001; frozen in tests/data/runahead-early-ack-*.json); 4, a CPU in
+ * an IPI handler had nothing tracked (irq entry cancels the task's resume),
+ * so another CPU's run-ahead passed what the target did after its handler.
+ * 8, 9 and 4 are fixed by the same change: an interrupt's arrival and its
+ * handler are tracked events, and waits no longer need a sentinel.  3, with
  * smt_invalidation "core" a CPU hit TLB entries its SMT sibling filled for
  * another address space: fixed when lookups began to match only the entries
  * a CPU filled itself (5570483); the generator kept p1's pages away from

@@ -264,7 +264,8 @@ static void rig_scenario(struct rig *r, bool irq, bool revoke, uint64_t *quiet_e
  * so the revoke must reach it where sched_irq_enter() saved it.  Otherwise
  * sched_irq_exit() brings it back quiet, out of every lane, and the other
  * CPUs run ahead past the store its task's next step makes (bug 5 of
- * test_e2e.c, whose frozen irq-quiet case no longer reaches this path).
+ * test_e2e_determinism.c, whose frozen irq-quiet case does not reach this
+ * path).
  */
 Test(sched, revoke_reaches_a_quiet_resume_held_by_an_irq)
 {

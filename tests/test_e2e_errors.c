@@ -1,0 +1,154 @@
+/*
+ * Input errors (exit 2, a message naming the place, nothing on stdout) and
+ * the event and simulated-time budgets (exit 4, a message naming the budget,
+ * no CSV).
+ */
+#include <criterion/criterion.h>
+#include <glib.h>
+#include "e2e_support.h"
+
+TestSuite(e2e_errors, .init = tmp_dir_make, .fini = tmp_dir_remove);
+
+Test(e2e_errors, invalid_json_names_file_line_column)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", TLBSIM_TEST_DATA "/e2e-syntax-error.json", NULL);
+	/* The missing comma is noticed at "pages", line 6 column 5. */
+	expect_input_error(&r, TLBSIM_TEST_DATA "/e2e-syntax-error.json:6:5: invalid JSON", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, set_value_checked_like_the_file)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--set", "topology.tlbs[0].ways=3", NULL);
+	expect_input_error(&r, "haswell-i7.json", "$.tlbs[0].ways", "divide", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, misspelt_parameter_suggests)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", TLBSIM_TEST_DATA "/e2e-typo-param.json", NULL);
+	/* "treads" defines $treads; the task count uses $threads. */
+	expect_input_error(&r, "e2e-typo-param.json", "$.tasks[1].count", "$threads",
+			   "did you mean", "$treads", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, unknown_key_suggests)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", TLBSIM_TEST_DATA "/e2e-typo-key.json", NULL);
+	expect_input_error(&r, "e2e-typo-key.json", "$.tasks[1]", "unknown key \"cout\"",
+			   "did you mean \"count\"", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, unknown_topology_name_suggests)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswel-i7", "-w", SMALL, NULL);
+	expect_input_error(&r, "\"haswel-i7\"", "did you mean \"haswell-i7\"", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, unknown_policy_name_suggests)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "-p", "linux-4.55", NULL);
+	expect_input_error(&r, "policy", "\"linux-4.55\"", "did you mean \"linux-4.5\"", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, zero_cpus)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--set", "topology.sockets=0", NULL);
+	expect_input_error(&r, "haswell-i7.json", "$.sockets", "[1, 64]", "got 0", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, pinned_to_missing_cpu)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", TINY, "-w", TLBSIM_TEST_DATA "/e2e-pinned-cpu9.json", NULL);
+	expect_input_error(&r, "e2e-pinned-cpu9.json", "$.tasks[1].cpu", "CPU 9", "CPUs 0-1", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, missing_topology)
+{
+	struct run r;
+	run_tlbsim(&r, "-w", SMALL, NULL);
+	expect_input_error(&r, "--topology", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, missing_workload)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", NULL);
+	expect_input_error(&r, "--workload", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, missing_file)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", "./no-such-workload.json", NULL);
+	expect_input_error(&r, "./no-such-workload.json", "no such file", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, unexpected_positional_argument)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "extra", NULL);
+	expect_input_error(&r, "unexpected argument \"extra\"", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, unknown_option)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--bogus", NULL);
+	expect_input_error(&r, "--bogus", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, negative_seed)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--seed", "-1", NULL);
+	expect_input_error(&r, "--seed", "non-negative", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, bad_set_syntax)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--set", "threads=2", NULL);
+	expect_input_error(&r, "--set threads=2", "KIND.PATH=VALUE", NULL);
+	run_clear(&r);
+}
+
+Test(e2e_errors, event_budget)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--max-events", "1000", NULL);
+	expect_status(&r, 4);
+	cr_expect_str_empty(r.out);
+	cr_expect(strstr(r.err, "budget") && strstr(r.err, "--max-events"), "stderr: %s", r.err);
+	run_clear(&r);
+}
+
+Test(e2e_errors, time_budget)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--max-sim-ns", "1000", NULL);
+	expect_status(&r, 4);
+	cr_expect_str_empty(r.out);
+	cr_expect(strstr(r.err, "budget") && strstr(r.err, "--max-sim-ns"), "stderr: %s", r.err);
+	run_clear(&r);
+}

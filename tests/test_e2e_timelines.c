@@ -1,0 +1,157 @@
+/*
+ * Timelines: --trace (Chrome trace JSON), --trace-window,
+ * --trace-max-events and --timeseries, which leave the CSV unchanged, and
+ * their option errors.
+ */
+#include <string.h>
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <glib.h>
+#include "e2e_support.h"
+
+TestSuite(e2e_timelines, .init = tmp_dir_make, .fini = tmp_dir_remove);
+
+/* The trace file @name parses as a Chrome trace object; g_free/cJSON_Delete. */
+static cJSON *read_trace(const char *name)
+{
+	char *text = read_tmp(name);
+	cJSON *json = cJSON_Parse(text);
+	cr_assert_not_null(json, "%s is not JSON near %.60s", name, cJSON_GetErrorPtr());
+	cr_assert(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(json, "traceEvents")));
+	g_free(text);
+	return json;
+}
+
+static const cJSON *other_data(const cJSON *json, const char *key)
+{
+	const cJSON *other = cJSON_GetObjectItemCaseSensitive(json, "otherData");
+	cr_assert(cJSON_IsObject(other));
+	return cJSON_GetObjectItemCaseSensitive(other, key);
+}
+
+/* Events named @name, a slice's end ("ph": "E") not counted. */
+static unsigned trace_count(const cJSON *json, const char *name)
+{
+	unsigned n = 0;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(json, "traceEvents")) {
+		const cJSON *item = cJSON_GetObjectItemCaseSensitive(e, "name");
+		const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+		n += cJSON_IsString(item) && strcmp(item->valuestring, name) == 0 &&
+		     cJSON_IsString(ph) && strcmp(ph->valuestring, "E") != 0;
+	}
+	return n;
+}
+
+Test(e2e_timelines, trace_and_timeseries_written_and_csv_unchanged)
+{
+	struct table plain, traced;
+	run_row(&plain, "haswell-i7", SMALL, "linux-4.5", "1", NULL, NULL);
+	struct run r;
+	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", SMALL, "-p", "linux-4.5", "--trace",
+		   "run.json", "--timeseries", "series.csv", "--interval", "100000", NULL);
+	expect_status(&r, 0);
+	table_parse(&traced, r.out);
+	/* Every column, events included: observing changes nothing. */
+	for (unsigned i = 0; i < plain.nr_fields; i++)
+		cr_expect_str_eq(table_get(&traced, 0, plain.header[i]),
+				 table_get(&plain, 0, plain.header[i]), "column %s", plain.header[i]);
+	expect_tmp_listing("run.json series.csv");
+	cJSON *json = read_trace("run.json");
+	cr_expect(cJSON_IsFalse(other_data(json, "truncated")));
+	cr_expect_eq(trace_count(json, "munmap"), SMALL_MUNMAPS);
+	cr_expect_eq(trace_count(json, "thread_name"), 8);
+	char *series = read_tmp("series.csv");
+	cr_expect(g_str_has_prefix(series, "t_ns,cpu,metric,value\n"), "%.40s", series);
+	cr_expect(strstr(series, ",ipis_received,") != NULL);
+	g_free(series);
+	cJSON_Delete(json);
+	table_clear(&plain);
+	table_clear(&traced);
+	run_clear(&r);
+}
+
+Test(e2e_timelines, trace_window_keeps_its_interval)
+{
+	struct run r;
+	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", SMALL, "--trace", "w.json",
+		   "--trace-window", "100000:150000", NULL);
+	expect_status(&r, 0);
+	cJSON *json = read_trace("w.json");
+	cr_expect_eq(other_data(json, "window_start_ns")->valuedouble, 100000);
+	cr_expect_eq(other_data(json, "window_end_ns")->valuedouble, 150000);
+	unsigned inside = 0;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(json, "traceEvents")) {
+		const cJSON *ts = cJSON_GetObjectItemCaseSensitive(e, "ts");
+		if (!ts)
+			continue; /* metadata */
+		cr_assert(ts->valuedouble >= 100.0 && ts->valuedouble <= 150.0, "%.3f",
+			  ts->valuedouble);
+		inside++;
+	}
+	cr_expect_gt(inside, 0);
+	cr_expect_gt(trace_count(json, "munmap"), 0);
+	cr_expect_lt(trace_count(json, "munmap"), SMALL_MUNMAPS);
+	cJSON_Delete(json);
+	run_clear(&r);
+}
+
+Test(e2e_timelines, trace_max_events_says_it_was_cut)
+{
+	struct run r;
+	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", SMALL, "--trace", "cut.json",
+		   "--trace-max-events", "200", NULL);
+	expect_status(&r, 0);
+	cJSON *json = read_trace("cut.json");
+	cr_expect(cJSON_IsTrue(other_data(json, "truncated")));
+	cr_expect_eq(trace_count(json, "trace cut here"), 1);
+	cr_expect_lt(trace_count(json, "munmap"), SMALL_MUNMAPS);
+	cJSON_Delete(json);
+	run_clear(&r);
+}
+
+/* A bad timeline option: exit 2 before anything runs, a message naming the
+ * option, no file. */
+static void expect_bad_timeline(const char *needle, const char *a1, const char *a2,
+				const char *a3, const char *a4)
+{
+	struct run r;
+	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", SMALL, "-o", "run.csv", a1, a2, a3, a4,
+		   NULL);
+	expect_status(&r, 2);
+	cr_expect_str_empty(r.out);
+	cr_expect(strstr(r.err, needle) != NULL, "stderr lacks \"%s\": %s", needle, r.err);
+	expect_tmp_listing("");
+	run_clear(&r);
+}
+
+Test(e2e_timelines, bad_options_exit_2_and_write_nothing)
+{
+	expect_bad_timeline("--interval", "--timeseries", "s.csv", "--interval", "0");
+	expect_bad_timeline("--interval", "--timeseries", "s.csv", "--interval", "-5");
+	expect_bad_timeline("--interval", "--timeseries", "s.csv", NULL, NULL);
+	expect_bad_timeline("--timeseries", "--interval", "1000", NULL, NULL);
+	expect_bad_timeline("END must be after START", "--trace", "t.json", "--trace-window",
+			    "5:3");
+	expect_bad_timeline("START:END", "--trace", "t.json", "--trace-window", "soon");
+	expect_bad_timeline("START:END", "--trace", "t.json", "--trace-window", "1:2:3");
+	expect_bad_timeline("need --trace", "--trace-window", "1:2", NULL, NULL);
+	expect_bad_timeline("need --trace", "--trace-max-events", "10", NULL, NULL);
+	expect_bad_timeline("--trace-max-events", "--trace", "t.json", "--trace-max-events",
+			    "-1");
+	expect_bad_timeline("no-such-dir/t.json", "--trace", "no-such-dir/t.json", NULL, NULL);
+	expect_bad_timeline("no-such-dir/s.csv", "--timeseries", "no-such-dir/s.csv", "--interval",
+			    "10");
+}
+
+/* A run that fails leaves neither file, nor a temporary one. */
+Test(e2e_timelines, failed_run_leaves_no_trace)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--max-events", "1000", "--trace",
+		   "t.json", "--timeseries", "s.csv", "--interval", "1000", NULL);
+	expect_status(&r, 4);
+	expect_tmp_listing("");
+	run_clear(&r);
+}
