@@ -95,8 +95,6 @@ Test(e2e_output, zero_cycle_access_is_refused)
 	run_clear(&r);
 }
 
-/* The run succeeds but its CSV cannot be written: exit 2, and the per-CPU file
- * (written first) is removed too, so no half of the run's output survives. */
 /* -o through a symbolic link replaces the file it points to, not the link. */
 Test(e2e_output, output_through_a_symlink_keeps_the_link)
 {
