@@ -1,0 +1,344 @@
+/*
+ * Strict JSON text (config.h): cJSON's parse, with positions, a bounded file
+ * read, and the checks cJSON leaves out.
+ *
+ * Notes:
+ * - cJSON is more lenient than a machine description may be: it keeps
+ *   duplicate keys (a lookup silently returns the first), so parsing walks the
+ *   tree once and refuses them.  It also accepts leading zeros ("01") and
+ *   numbers that overflow a double (1e400 becomes inf; the getters refuse
+ *   non-finite values), and it skips every byte <= ' ' between tokens as
+ *   blank, not only the four JSON blanks.
+ * - Error positions come from the parse-end pointer of cJSON_ParseWithOpts(),
+ *   the same pointer cJSON_GetErrorPtr() returns, read without going through
+ *   cJSON's global.  cJSON reports where it stopped, which can be one token
+ *   after the real mistake; a stop at the end of the input (a truncated file,
+ *   but also {"a": 1,}) shows the text before the end instead.  Columns count
+ *   UTF-8 characters from 1, a tab counts as one.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "config_impl.h"
+#include "tlbsim/util/error.h"
+
+/* Input files are hand-written descriptions of a few KiB; 16 MiB is a mistake. */
+#define CONFIG_MAX_FILE_BYTES ((size_t)16 << 20)
+/* Characters of input shown after "invalid JSON near". */
+#define SNIPPET_CHARS 20
+/* Objects up to this size are checked for duplicate keys pairwise. */
+#define DUPLICATE_SCAN_PAIRWISE 16
+
+/* ----------------------------------------------------------------------------
+ * Parsing
+ * ------------------------------------------------------------------------- */
+
+/* 1-based line and column (in UTF-8 characters) of byte @offset of @text. */
+static void text_position(const char *text, size_t offset, unsigned *line, unsigned *column)
+{
+	*line = 1;
+	*column = 1;
+	for (size_t i = 0; i < offset && text[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)text[i];
+		if (c == '\n') {
+			(*line)++;
+			*column = 1;
+		} else if ((c & 0xc0) != 0x80) {
+			(*column)++;
+		}
+	}
+}
+
+static bool is_json_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Start of the last @chars characters of @text before @end, trailing blanks skipped. */
+static const char *tail_start(const char *text, const char **end, size_t chars)
+{
+	const char *stop = *end;
+	while (stop > text && is_json_space(stop[-1]))
+		stop--;
+	*end = stop;
+	const char *p = stop;
+	for (size_t n = 0; n < chars && p > text; n++) {
+		p--;
+		while (p > text && ((unsigned char)*p & 0xc0) == 0x80)
+			p--;
+	}
+	return p;
+}
+
+static void set_parse_error(GError **error, const char *text, const char *name, const char *stop)
+{
+	size_t offset = (size_t)(stop - text);
+	unsigned line, column;
+	GString *snippet = g_string_new(NULL);
+
+	text_position(text, offset, &line, &column);
+	if (*stop != '\0') {
+		config_append_escaped(snippet, stop, NULL, SNIPPET_CHARS, false);
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
+			    "%s:%u:%u: invalid JSON near '%s'", name, line, column, snippet->str);
+	} else {
+		const char *end = stop;
+		const char *start = tail_start(text, &end, SNIPPET_CHARS);
+		config_append_escaped(snippet, start, end, SNIPPET_CHARS, false);
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
+			    "%s:%u:%u: invalid JSON at the end of the input, after '%s'", name,
+			    line, column, snippet->str);
+	}
+	g_string_free(snippet, TRUE);
+}
+
+/* Duplicate key of object @json, or NULL. */
+static const char *find_duplicate_key(const cJSON *json)
+{
+	const char *found = NULL;
+
+	if (cJSON_GetArraySize(json) <= DUPLICATE_SCAN_PAIRWISE) {
+		for (const cJSON *a = json->child; a != NULL && found == NULL; a = a->next)
+			for (const cJSON *b = json->child; b != a; b = b->next)
+				if (strcmp(a->string, b->string) == 0) {
+					found = a->string;
+					break;
+				}
+		return found;
+	}
+	GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+	for (const cJSON *a = json->child; a != NULL; a = a->next) {
+		if (!g_hash_table_add(seen, a->string)) {
+			found = a->string;
+			break;
+		}
+	}
+	g_hash_table_destroy(seen);
+	return found;
+}
+
+
+/*
+ * Refuse duplicate keys anywhere below @node.  Recursion depth is bounded by
+ * cJSON's nesting limit (CJSON_NESTING_LIMIT, 1000).
+ */
+bool config_check_duplicates(const struct config_node *node, GError **error)
+{
+	const cJSON *json = node->json;
+
+	if (cJSON_IsObject(json)) {
+		const char *dup = find_duplicate_key(json);
+		if (dup != NULL) {
+			GString *key = g_string_new(NULL);
+			config_append_quoted(key, dup);
+			config_set_error(error, node, "duplicate key %s", key->str);
+			g_string_free(key, TRUE);
+			return false;
+		}
+		for (const cJSON *item = json->child; item != NULL; item = item->next) {
+			struct config_node child = config_node_member(node, item, item->string);
+			if (!config_check_duplicates(&child, error))
+				return false;
+		}
+	} else if (cJSON_IsArray(json)) {
+		int index = 0;
+		for (const cJSON *item = json->child; item != NULL; item = item->next, index++) {
+			struct config_node child = config_node_element(node, item, index);
+			if (!config_check_duplicates(&child, error))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Where @text (valid JSON) escapes a NUL inside a string, or NULL: cJSON
+ * decodes "\u0000" into a C string that ends there, so the rest of the
+ * string would vanish unnoticed.
+ */
+static const char *find_escaped_nul(const char *text)
+{
+	bool in_string = false;
+	for (const char *p = text; *p != '\0'; p++) {
+		if (*p == '"') {
+			in_string = !in_string;
+		} else if (in_string && *p == '\\') {
+			if (p[1] == 'u' && strncmp(p + 2, "0000", 4) == 0)
+				return p;
+			p++; /* the escaped character: never a closing quote */
+		}
+	}
+	return NULL;
+}
+
+/* The nesting depth of valid-so-far @text at @stop, strings skipped. */
+static unsigned depth_at(const char *text, const char *stop)
+{
+	unsigned depth = 0;
+	bool in_string = false;
+	for (const char *p = text; p < stop && *p != '\0'; p++) {
+		if (in_string) {
+			if (*p == '\\' && p[1] != '\0')
+				p++;
+			else if (*p == '"')
+				in_string = false;
+		} else if (*p == '"') {
+			in_string = true;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if ((*p == '}' || *p == ']') && depth > 0) {
+			depth--;
+		}
+	}
+	return depth;
+}
+
+/* Parse @text (@what: "file" or "input", for the empty-input message). */
+static cJSON *parse_text(const char *text, const char *name, const char *what, GError **error)
+{
+	const char *p = text;
+	while (is_json_space(*p))
+		p++;
+	if (*p == '\0') {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
+			    "%s: empty %s, expected a JSON value", name, what);
+		return NULL;
+	}
+
+	const char *stop = NULL;
+	cJSON *json = cJSON_ParseWithOpts(text, &stop, true);
+	if (json == NULL) {
+		stop = stop != NULL ? stop : text;
+		if (depth_at(text, stop) >= CJSON_NESTING_LIMIT) {
+			unsigned line, column;
+			text_position(text, (size_t)(stop - text), &line, &column);
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
+				    "%s:%u:%u: JSON nested deeper than %d levels", name, line, column,
+				    CJSON_NESTING_LIMIT);
+			return NULL;
+		}
+		set_parse_error(error, text, name, stop);
+		return NULL;
+	}
+	const char *nul = find_escaped_nul(text);
+	if (nul != NULL) {
+		unsigned line, column;
+		text_position(text, (size_t)(nul - text), &line, &column);
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
+			    "%s:%u:%u: \\u0000 in a string: a NUL character cannot be part of a "
+			    "name or value", name, line, column);
+		cJSON_Delete(json);
+		return NULL;
+	}
+
+	struct config_node root = config_root(json, name);
+	if (!config_check_duplicates(&root, error)) {
+		cJSON_Delete(json);
+		return NULL;
+	}
+	return json;
+}
+
+cJSON *config_parse_string(const char *text, const char *name, GError **error)
+{
+	g_assert(text != NULL && name != NULL);
+	return parse_text(text, name, "input", error);
+}
+
+static void set_io_error(GError **error, const char *path, const char *doing, int errnum)
+{
+	g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "%s: cannot %s: %s", path, doing,
+		    g_strerror(errnum));
+}
+
+/*
+ * Read all of @path, refusing more than CONFIG_MAX_FILE_BYTES: regular files
+ * by their size before reading, anything else (a pipe) while reading.
+ * Returns a NUL-terminated buffer (g_free) and its length.
+ */
+static char *read_bounded(const char *path, size_t *length, GError **error)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0, cap;
+
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		set_io_error(error, path, "open", errno);
+		return NULL;
+	}
+	if (fstat(fd, &st) != 0) {
+		set_io_error(error, path, "stat", errno);
+		goto out_close;
+	}
+	if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > CONFIG_MAX_FILE_BYTES) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO,
+			    "%s: file is %ju bytes, more than the %zu MiB an input file may have",
+			    path, (uintmax_t)st.st_size, CONFIG_MAX_FILE_BYTES >> 20);
+		goto out_close;
+	}
+
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	buf = g_malloc(cap + 1);
+	for (;;) {
+		if (len == cap) {
+			cap = MIN(cap * 2, CONFIG_MAX_FILE_BYTES + 1);
+			buf = g_realloc(buf, cap + 1);
+		}
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			set_io_error(error, path, "read", errno);
+			goto out_free_buf;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > CONFIG_MAX_FILE_BYTES) {
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO,
+				    "%s: more than the %zu MiB an input file may have", path,
+				    CONFIG_MAX_FILE_BYTES >> 20);
+			goto out_free_buf;
+		}
+	}
+	buf[len] = '\0';
+	close(fd);
+	*length = len;
+	return buf;
+
+out_free_buf:
+	g_free(buf);
+out_close:
+	close(fd);
+	return NULL;
+}
+
+cJSON *config_load_file(const char *path, GError **error)
+{
+	size_t len;
+	cJSON *json = NULL;
+
+	g_assert(path != NULL);
+	char *text = read_bounded(path, &len, error);
+	if (text == NULL)
+		return NULL;
+
+	size_t nul = strlen(text);
+	if (nul != len) {
+		unsigned line, column;
+		text_position(text, nul, &line, &column);
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
+			    "%s:%u:%u: NUL byte in the file (not a text file?)", path, line,
+			    column);
+		goto out_free_text;
+	}
+	json = parse_text(text, path, "file", error);
+
+out_free_text:
+	g_free(text);
+	return json;
+}
