@@ -1,48 +1,21 @@
 /*
  * Workload files: parse, resolve names, check every expression's variables
- * against its scope, and evaluate load-time sizes.  Nothing here runs; the
- * interpreter (interp.c) executes the ops.
+ * against its scope, and evaluate load-time sizes.  The programs' ops are
+ * workload_ops.c's.  Nothing here runs; the interpreter (interp.c) executes
+ * the ops.
  *
  * Invariant: a workload that loads has no dangling name (region, flag, phase,
  * process, variable), every region fits the limits, and each flag waited for
  * is set somewhere.
  */
 #include <string.h>
-#include "tlbsim/util/config.h"
 #include "tlbsim/util/error.h"
-#include "tlbsim/workload/workload.h"
+#include "workload_impl.h"
 
 /* Page-table entries a run may hold: 64 Mi PTEs, about 1 GiB of host memory. */
 #define WORKLOAD_MAX_PTES (UINT64_C(64) << 20)
 #define WORKLOAD_MAX_TASKS 65536
 #define WORKLOAD_MAX_CHUNKS (UINT64_C(1) << 22)
-
-static const char *const op_names[NR_OP_KINDS + 1] = {
-	[OP_ACCESS] = "access",       [OP_MUNMAP] = "munmap",   [OP_MMAP] = "mmap",
-	[OP_MPROTECT] = "mprotect",   [OP_MADVISE] = "madvise", [OP_SLEEP] = "sleep",
-	[OP_YIELD] = "yield",         [OP_COMPUTE] = "compute", [OP_SET_FLAG] = "set_flag",
-	[OP_WAIT_FLAG] = "wait_flag", [OP_LOOP] = "loop",       [OP_PHASE] = "phase",
-	[NR_OP_KINDS] = NULL,
-};
-
-/* Keys each op may have besides "op" and "comment". */
-static const char *const *const op_keys[NR_OP_KINDS] = {
-	[OP_ACCESS] = (const char *const[]){"op", "comment", "region", "chunk", "pattern", "pages",
-					     "first", "rounds", "while_flag", "write", "cycles",
-					     "loads", NULL},
-	[OP_MUNMAP] = (const char *const[]){"op", "comment", "region", "chunk", NULL},
-	[OP_MMAP] = (const char *const[]){"op", "comment", "region", "chunk", NULL},
-	[OP_MPROTECT] = (const char *const[]){"op", "comment", "region", "chunk", "prot", NULL},
-	[OP_MADVISE] = (const char *const[]){"op", "comment", "region", "chunk", "advice", "first",
-					      "pages", NULL},
-	[OP_SLEEP] = (const char *const[]){"op", "comment", "ns", "us", "ms", NULL},
-	[OP_YIELD] = (const char *const[]){"op", "comment", NULL},
-	[OP_COMPUTE] = (const char *const[]){"op", "comment", "cycles", NULL},
-	[OP_SET_FLAG] = (const char *const[]){"op", "comment", "flag", "value", NULL},
-	[OP_WAIT_FLAG] = (const char *const[]){"op", "comment", "flag", "value", NULL},
-	[OP_LOOP] = (const char *const[]){"op", "comment", "count", "var", "body", NULL},
-	[OP_PHASE] = (const char *const[]){"op", "comment", "name", "action", NULL},
-};
 
 static const char *const workload_keys[] = {"name",    "description", "imitates", "simplified",
 					     "comment", "params",      "processes", "regions",
@@ -62,27 +35,14 @@ static const char *const summary_fields[] = {
 	"accesses_per_thread_ms", "access_cost_ns", "threads", "accesses", NULL,
 };
 
-const char *workload_op_name(enum op_kind kind)
-{
-	return op_names[kind];
-}
-
 /* ---- variable scopes ---------------------------------------------------- */
-
-struct scope {
-	const struct workload *w;
-	bool runtime;           /* $thread, $task and loop variables exist */
-	unsigned mm;            /* at run time: the task's process */
-	unsigned nr_vars;
-	const char *vars[WORKLOAD_MAX_DEPTH];
-};
 
 struct var_check {
 	const struct scope *scope;
 	const char *missing;
 };
 
-static bool scope_has(const struct scope *scope, const char *name)
+bool workload_scope_has(const struct scope *scope, const char *name)
 {
 	if (strcmp(name, "cpus") == 0)
 		return true;
@@ -98,7 +58,7 @@ static bool scope_has(const struct scope *scope, const char *name)
 static void check_var(void *ctx, const char *name)
 {
 	struct var_check *check = ctx;
-	if (!check->missing && !scope_has(check->scope, name))
+	if (!check->missing && !workload_scope_has(check->scope, name))
 		check->missing = name;
 }
 
@@ -128,7 +88,7 @@ static const char *scope_suggest(const struct scope *scope, const char *name)
 /* Characters of a bad expression quoted in its error message. */
 #define EXPR_QUOTE_CHARS 80
 
-static bool read_expr(const struct config_node *node, const char *key, bool required,
+bool workload_read_expr(const struct config_node *node, const char *key, bool required,
 		      const struct scope *scope, struct expr **out, GError **error)
 {
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(node->json, key);
@@ -248,7 +208,7 @@ bool workload_param(const struct workload *workload, const char *name, int64_t *
 
 /* ---- names -------------------------------------------------------------- */
 
-static unsigned intern(char ***names, unsigned *nr, const char *name)
+unsigned workload_intern(char ***names, unsigned *nr, const char *name)
 {
 	for (unsigned i = 0; i < *nr; i++)
 		if (strcmp((*names)[i], name) == 0)
@@ -259,7 +219,7 @@ static unsigned intern(char ***names, unsigned *nr, const char *name)
 	return (*nr)++;
 }
 
-static bool find_name(const struct config_node *node, const char *key, char *const *names,
+bool workload_find_name(const struct config_node *node, const char *key, char *const *names,
 		      unsigned nr, const char *what, unsigned *out, GError **error)
 {
 	char *name = NULL;
@@ -310,7 +270,7 @@ static bool parse_params(const struct config_node *root, struct workload *w, uns
 		}
 		struct expr *expr = NULL;
 		/* Parameters see only the ones before them. */
-		if (!read_expr(&node, item->string, true, &scope, &expr, error))
+		if (!workload_read_expr(&node, item->string, true, &scope, &expr, error))
 			return false;
 		int64_t value = 0;
 		bool ok = eval_load(&node, item->string, expr, &lc, INT64_MIN, INT64_MAX, &value,
@@ -328,7 +288,7 @@ static bool parse_processes(const struct config_node *root, struct workload *w, 
 {
 	const cJSON *list = cJSON_GetObjectItemCaseSensitive(root->json, "processes");
 	if (!list) {
-		intern(&w->mm_names, &w->nr_mms, "main");
+		workload_intern(&w->mm_names, &w->nr_mms, "main");
 		return true;
 	}
 	struct config_node node = config_child(root, "processes");
@@ -344,7 +304,7 @@ static bool parse_processes(const struct config_node *root, struct workload *w, 
 			return false;
 		}
 		unsigned before = w->nr_mms;
-		if (intern(&w->mm_names, &w->nr_mms, item->valuestring) != before) {
+		if (workload_intern(&w->mm_names, &w->nr_mms, item->valuestring) != before) {
 			config_set_error(error, &child, "duplicate process \"%s\"", item->valuestring);
 			return false;
 		}
@@ -358,7 +318,7 @@ static bool read_process(const struct config_node *node, const struct workload *
 	*mm = 0;
 	if (!cJSON_GetObjectItemCaseSensitive(node->json, "process"))
 		return true;
-	return find_name(node, "process", w->mm_names, w->nr_mms, "process", mm, error);
+	return workload_find_name(node, "process", w->mm_names, w->nr_mms, "process", mm, error);
 }
 
 static bool parse_region(const struct config_node *node, struct workload *w,
@@ -381,9 +341,9 @@ static bool parse_region(const struct config_node *node, struct workload *w,
 	    !config_get_bool(node, "shared", false, &shared, error) ||
 	    !config_get_enum(node, "populate", false, populate_names, &populate, error) ||
 	    !config_get_enum(node, "placement", false, placement_names, &placement, error) ||
-	    !read_expr(node, "size", false, &scope, &size, error) ||
-	    !read_expr(node, "chunks", false, &scope, &chunks, error) ||
-	    !read_expr(node, "chunk_size", false, &scope, &chunk_size, error))
+	    !workload_read_expr(node, "size", false, &scope, &size, error) ||
+	    !workload_read_expr(node, "chunks", false, &scope, &chunks, error) ||
+	    !workload_read_expr(node, "chunk_size", false, &scope, &chunk_size, error))
 		goto out;
 	r->populate = (enum region_populate)populate;
 	r->hugetlb = hugetlb;
@@ -487,250 +447,6 @@ static bool parse_regions(const struct config_node *root, struct workload *w,
 	return true;
 }
 
-/* ---- ops ---------------------------------------------------------------- */
-
-static bool parse_ops(const struct config_node *node, struct workload *w, struct scope *scope,
-		      unsigned depth, struct op **ops, unsigned *nr, GError **error);
-
-static bool parse_flag(const struct config_node *node, const char *key, struct workload *w,
-		       unsigned *flag, GError **error)
-{
-	char *name = NULL;
-	if (!config_get_string(node, key, true, &name, error))
-		return false;
-	*flag = intern(&w->flag_names, &w->nr_flags, name);
-	g_free(name);
-	return true;
-}
-
-/* A region of the task's own process: a task cannot touch another address space. */
-static bool parse_region_ref(const struct config_node *node, const struct workload *w,
-			     const struct scope *scope, unsigned *region, GError **error)
-{
-	char **names = g_new0(char *, w->nr_regions + 1);
-	for (unsigned i = 0; i < w->nr_regions; i++)
-		names[i] = w->regions[i].name;
-	bool ok = find_name(node, "region", names, w->nr_regions, "region", region, error);
-	g_free(names);
-	if (ok && w->regions[*region].mm != scope->mm) {
-		struct config_node child = config_child(node, "region");
-		config_set_error(error, &child,
-				 "region \"%s\" belongs to process \"%s\", but this task runs in "
-				 "process \"%s\"",
-				 w->regions[*region].name, w->mm_names[w->regions[*region].mm],
-				 w->mm_names[scope->mm]);
-		ok = false;
-	}
-	return ok;
-}
-
-/* munmap / mmap / mprotect / madvise: a region and which chunk of it. */
-static bool parse_chunk_op(const struct config_node *node, struct workload *w,
-			   const struct scope *scope, struct op *op, GError **error)
-{
-	if (!parse_region_ref(node, w, scope, &op->region, error) ||
-	    !read_expr(node, "chunk", w->regions[op->region].chunks > 1, scope, &op->chunk, error))
-		return false;
-	if (!op->chunk)
-		op->chunk = expr_constant(0);
-	if (op->kind == OP_MPROTECT) {
-		static const char *const prots[] = {"read", "write", NULL};
-		int prot = 0;
-		if (!config_get_enum(node, "prot", true, prots, &prot, error))
-			return false;
-		op->writable = prot == 1;
-	}
-	if (op->kind == OP_MADVISE) {
-		static const char *const advice[] = {"dontneed", "pageout", NULL};
-		int which = 0;
-		if (!config_get_enum(node, "advice", true, advice, &which, error) ||
-		    !read_expr(node, "first", false, scope, &op->first, error) ||
-		    !read_expr(node, "pages", false, scope, &op->pages, error))
-			return false;
-		op->pageout = which == 1;
-	}
-	return true;
-}
-
-static bool parse_access(const struct config_node *node, struct workload *w,
-			 const struct scope *scope, struct op *op, GError **error)
-{
-	static const char *const patterns[] = {"random", "sequential", NULL};
-	/* Indexed by enum translate_overlap: dependent unless said otherwise. */
-	static const char *const loads[] = {"dependent", "independent", NULL};
-	int pattern = 0, overlap = 0;
-	if (!parse_region_ref(node, w, scope, &op->region, error) ||
-	    !read_expr(node, "chunk", false, scope, &op->chunk, error) ||
-	    !config_get_enum(node, "pattern", false, patterns, &pattern, error) ||
-	    !read_expr(node, "pages", true, scope, &op->pages, error) ||
-	    !read_expr(node, "first", false, scope, &op->first, error) ||
-	    !read_expr(node, "rounds", false, scope, &op->count, error) ||
-	    !read_expr(node, "write", false, scope, &op->write, error) ||
-	    !read_expr(node, "cycles", true, scope, &op->cycles, error) ||
-	    !config_get_enum(node, "loads", false, loads, &overlap, error))
-		return false;
-	op->random = pattern == 0;
-	op->independent = overlap == 1;
-	if (op->random && op->first) {
-		struct config_node child = config_child(node, "first");
-		config_set_error(error, &child, "\"first\" applies to the sequential pattern only");
-		return false;
-	}
-	if (cJSON_GetObjectItemCaseSensitive(node->json, "while_flag")) {
-		unsigned flag = 0;
-		if (!parse_flag(node, "while_flag", w, &flag, error))
-			return false;
-		op->while_flag = (int)flag;
-	}
-	if (!op->count && op->while_flag < 0) {
-		config_set_error(error, node, "an access op needs \"rounds\" or \"while_flag\" (or both)");
-		return false;
-	}
-	if (!op->write)
-		op->write = expr_constant(0);
-	return true;
-}
-
-static bool parse_sleep(const struct config_node *node, const struct scope *scope, struct op *op,
-			GError **error)
-{
-	static const struct {
-		const char *key;
-		int64_t scale;
-	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}};
-	for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
-		if (!cJSON_GetObjectItemCaseSensitive(node->json, units[i].key))
-			continue;
-		if (op->ns) {
-			config_set_error(error, node, "give the duration once, in ns, us or ms");
-			return false;
-		}
-		if (!read_expr(node, units[i].key, true, scope, &op->ns, error))
-			return false;
-		op->ns_scale = units[i].scale;
-	}
-	if (!op->ns) {
-		config_set_error(error, node, "missing the duration: \"ns\", \"us\" or \"ms\"");
-		return false;
-	}
-	return true;
-}
-
-static bool parse_loop(const struct config_node *node, struct workload *w, struct scope *scope,
-		       unsigned depth, struct op *op, GError **error)
-{
-	/*
-	 * This loop is number depth + 1 counted from the outside; checked before
-	 * its variable is pushed, since scope->vars holds WORKLOAD_MAX_DEPTH.
-	 */
-	if (depth >= WORKLOAD_MAX_DEPTH) {
-		config_set_error(error, node, "loops nested deeper than %d", WORKLOAD_MAX_DEPTH);
-		return false;
-	}
-	if (!read_expr(node, "count", true, scope, &op->count, error) ||
-	    !config_get_string(node, "var", false, &op->var, error))
-		return false;
-	bool pushed = false;
-	if (op->var) {
-		struct config_node child = config_child(node, "var");
-		if (!g_regex_match_simple("^[A-Za-z_][A-Za-z0-9_]*$", op->var, 0, 0)) {
-			config_set_error(error, &child, "a variable name is letters, digits and _");
-			return false;
-		}
-		if (scope_has(scope, op->var) || strcmp(op->var, "thread") == 0 ||
-		    strcmp(op->var, "task") == 0) {
-			config_set_error(error, &child, "\"%s\" already names a variable here", op->var);
-			return false;
-		}
-		scope->vars[scope->nr_vars++] = op->var;
-		pushed = true;
-	}
-	struct config_node body = config_child(node, "body");
-	bool ok = parse_ops(&body, w, scope, depth + 1, &op->body, &op->nr_body, error);
-	if (pushed)
-		scope->nr_vars--;
-	return ok;
-}
-
-static bool parse_op(const struct config_node *node, struct workload *w, struct scope *scope,
-		     unsigned depth, struct op *op, GError **error)
-{
-	int kind = 0;
-	op->while_flag = -1;
-	op->path = g_strdup(node->path);
-	if (!cJSON_IsObject(node->json)) {
-		config_set_error(error, node, "expected an op object such as {\"op\": \"sleep\", \"ms\": 1}");
-		return false;
-	}
-	if (!config_get_enum(node, "op", true, op_names, &kind, error))
-		return false;
-	op->kind = (enum op_kind)kind;
-	if (!config_check_keys(node, op_keys[kind], error))
-		return false;
-	switch (op->kind) {
-	case OP_ACCESS:
-		return parse_access(node, w, scope, op, error);
-	case OP_MUNMAP:
-	case OP_MMAP:
-	case OP_MPROTECT:
-	case OP_MADVISE:
-		return parse_chunk_op(node, w, scope, op, error);
-	case OP_SLEEP:
-		return parse_sleep(node, scope, op, error);
-	case OP_YIELD:
-		return true;
-	case OP_COMPUTE:
-		return read_expr(node, "cycles", true, scope, &op->cycles, error);
-	case OP_SET_FLAG:
-	case OP_WAIT_FLAG:
-		if (!parse_flag(node, "flag", w, &op->flag, error) ||
-		    !read_expr(node, "value", false, scope, &op->value, error))
-			return false;
-		if (!op->value)
-			op->value = expr_constant(1);
-		return true;
-	case OP_LOOP:
-		return parse_loop(node, w, scope, depth, op, error);
-	case OP_PHASE: {
-		static const char *const actions[] = {"begin", "end", NULL};
-		int action = 0;
-		char *name = NULL;
-		if (!config_get_string(node, "name", true, &name, error))
-			return false;
-		op->phase = intern(&w->phase_names, &w->nr_phases, name);
-		g_free(name);
-		if (!config_get_enum(node, "action", true, actions, &action, error))
-			return false;
-		op->begin = action == 0;
-		return true;
-	}
-	case NR_OP_KINDS:
-		break;
-	}
-	g_assert_not_reached();
-}
-
-static bool parse_ops(const struct config_node *node, struct workload *w, struct scope *scope,
-		      unsigned depth, struct op **ops, unsigned *nr, GError **error)
-{
-	g_assert(depth <= WORKLOAD_MAX_DEPTH);
-	if (!cJSON_IsArray(node->json) || cJSON_GetArraySize(node->json) == 0) {
-		config_set_error(error, node, "expected a non-empty array of ops");
-		return false;
-	}
-	int n = cJSON_GetArraySize(node->json);
-	*ops = g_new0(struct op, n);
-	for (int i = 0; i < n; i++) {
-		struct config_node child = config_index(node, i);
-		(*nr)++;
-		if (!parse_op(&child, w, scope, depth, &(*ops)[i], error))
-			return false;
-	}
-	return true;
-}
-
-/* ---- tasks, cross-checks, report ---------------------------------------- */
-
 static bool parse_tasks(const struct config_node *root, struct workload *w,
 			const struct load_ctx *lc, GError **error)
 {
@@ -751,7 +467,7 @@ static bool parse_tasks(const struct config_node *root, struct workload *w,
 		int64_t v = 1;
 		if (!config_check_keys(&child, task_keys, error) ||
 		    !config_get_string(&child, "name", true, &g->name, error) ||
-		    !read_expr(&child, "count", false, &load_scope, &count, error))
+		    !workload_read_expr(&child, "count", false, &load_scope, &count, error))
 			return false;
 		/* Task names label CSV columns, traces and messages: one each. */
 		for (unsigned j = 0; j + 1 < w->nr_groups; j++) {
@@ -772,11 +488,11 @@ static bool parse_tasks(const struct config_node *root, struct workload *w,
 			return false;
 		}
 		struct config_node program = config_child(&child, "program");
-		if (!read_expr(&child, "cpu", false, &run_scope, &g->cpu, error) ||
+		if (!workload_read_expr(&child, "cpu", false, &run_scope, &g->cpu, error) ||
 		    !read_process(&child, w, &g->mm, error))
 			return false;
 		run_scope.mm = g->mm;
-		if (!parse_ops(&program, w, &run_scope, 0, &g->ops, &g->nr_ops, error))
+		if (!workload_parse_ops(&program, w, &run_scope, 0, &g->ops, &g->nr_ops, error))
 			return false;
 	}
 	return true;
@@ -922,7 +638,7 @@ static bool parse_report(const struct config_node *root, struct workload *w, GEr
 		w->report_op = syscall_kinds[op];
 	if (cJSON_GetObjectItemCaseSensitive(node.json, "phase")) {
 		unsigned phase = 0;
-		if (!find_name(&node, "phase", w->phase_names, w->nr_phases, "phase", &phase, error))
+		if (!workload_find_name(&node, "phase", w->phase_names, w->nr_phases, "phase", &phase, error))
 			return false;
 		w->report_phase = (int)phase;
 	}

@@ -1,0 +1,41 @@
+#ifndef TLBSIM_WORKLOAD_WORKLOAD_IMPL_H
+#define TLBSIM_WORKLOAD_WORKLOAD_IMPL_H
+/*
+ * What the workload loader's parts share (workload.c: the file, params,
+ * regions, tasks and checks; workload_ops.c: the programs); private to
+ * workload/.
+ */
+#include <stdbool.h>
+#include <glib.h>
+#include "tlbsim/util/config.h"
+#include "tlbsim/workload/workload.h"
+
+/* The variables an expression may use where it stands. */
+struct scope {
+	const struct workload *w;
+	bool runtime;           /* $thread, $task and loop variables exist */
+	unsigned mm;            /* at run time: the task's process */
+	unsigned nr_vars;
+	const char *vars[WORKLOAD_MAX_DEPTH];
+};
+
+/* Does @name exist in @scope ($cpus, $thread and $task at run time, loop
+ * variables, params)? */
+bool workload_scope_has(const struct scope *scope, const char *name);
+/*
+ * Read @key as an expression: a JSON integer, a boolean (0/1) or a string in
+ * expr.h syntax whose variables all exist in @scope.  Absent and optional:
+ * *out stays NULL.
+ */
+bool workload_read_expr(const struct config_node *node, const char *key, bool required,
+			const struct scope *scope, struct expr **out, GError **error);
+/* @name's index in the NULL-terminated *@names of *@nr, added if new. */
+unsigned workload_intern(char ***names, unsigned *nr, const char *name);
+/* String member @key, one of @names (a @what: "region", "phase"); *out its index. */
+bool workload_find_name(const struct config_node *node, const char *key, char *const *names,
+			unsigned nr, const char *what, unsigned *out, GError **error);
+/* An op list (a task's program, a loop's body) at loop depth @depth. */
+bool workload_parse_ops(const struct config_node *node, struct workload *w, struct scope *scope,
+			unsigned depth, struct op **ops, unsigned *nr, GError **error);
+
+#endif
