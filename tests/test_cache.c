@@ -1,5 +1,5 @@
 /*
- * Tests of src/cache.c: hits and misses, true LRU inside a set, the stats
+ * Tests of src/machine/cache.c: hits and misses, true LRU inside a set, the stats
  * identity, that neighbouring tags spread over the sets, and refused
  * geometries.
  */

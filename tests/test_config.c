@@ -1,5 +1,5 @@
 /*
- * Tests of src/config.c: parse errors with positions, duplicate and unknown
+ * Tests of src/util/config.c: parse errors with positions, duplicate and unknown
  * keys, typed getters and their messages, --set overrides, suggestions.
  * Messages are compared whole: their wording is part of the interface.
  */

@@ -1,6 +1,6 @@
 /*
- * Tests of src/counters.c: the name table, counters_add() and counters_get()
- * agree with the X-macro in include/tlbsim/counters.h, field by field.  The
+ * Tests of src/machine/counters.c: the name table, counters_add() and counters_get()
+ * agree with the X-macro in include/tlbsim/machine/counters.h, field by field.  The
  * expectations are expanded from COUNTERS_FOREACH here, independently of
  * counters.c, so a counter added to the list is covered without editing
  * this file.

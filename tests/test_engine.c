@@ -1,4 +1,4 @@
-/* Tests of the discrete-event engine (src/engine.c). */
+/* Tests of the discrete-event engine (src/engine/engine.c). */
 #include <signal.h>
 #include <stdlib.h>
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /*
- * Tests of src/expr.c: precedence, suffixes, variables, every parse and
+ * Tests of src/workload/expr.c: precedence, suffixes, variables, every parse and
  * evaluation error, folding, and a property test that compares expr_eval with a
  * reference evaluator on random expressions (fixed seed, so failures replay).
  */

@@ -1,5 +1,5 @@
 /*
- * Tests of src/fabric.c on tests/data/tiny-2socket.json (2 sockets x 2 cores
+ * Tests of src/machine/fabric.c on tests/data/tiny-2socket.json (2 sockets x 2 cores
  * x 2 threads; cpu n: thread n / 4, socket (n % 4) / 2, core n % 2).  Seen
  * from cpu 0: cpu 4 is its SMT sibling, cpu 1 (and 5) share its socket, cpus
  * 2, 3, 6, 7 are on the other socket.  IPI latency smt/socket/remote =

@@ -1,5 +1,5 @@
 /*
- * Tests of src/inputs.c: bare names and paths resolve, unknown names get a
+ * Tests of src/sim/inputs.c: bare names and paths resolve, unknown names get a
  * suggestion, the bundled lists are sorted, --set overrides reach the loaded
  * topology, workload and policy (and are validated like the file), and
  * $TLBSIM_DATADIR is searched before the source tree.

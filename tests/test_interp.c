@@ -1,5 +1,5 @@
 /*
- * The workload interpreter (src/interp.c): above all, that running memory
+ * The workload interpreter (src/workload/interp.c): above all, that running memory
  * accesses ahead of the event queue (with SMT siblings merged inline) gives
  * exactly the result of stepping one access per event.
  */

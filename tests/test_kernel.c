@@ -1,5 +1,5 @@
 /*
- * Tests of src/kernel.c: the set of in-flight kernel objects.  Objects come
+ * Tests of src/kernel/kernel.c: the set of in-flight kernel objects.  Objects come
  * back zeroed, kernel_release() frees one (the set owns them), and
  * kernel_free_inflight() frees whatever a stopped run left behind.  "No
  * leak" is proved by running this file under valgrind or the Sanitize build

@@ -1,5 +1,5 @@
 /*
- * Lazy TLB eras (src/lazytlb.c) on a 2-CPU machine, counters worked out by
+ * Lazy TLB eras (src/kernel/arch/x86/lazytlb.c) on a 2-CPU machine, counters worked out by
  * hand.  cpu 1 runs a thread that reads a page of the victim chunk, sleeps
  * (its CPU goes idle: enter_lazy_tlb) and reads the same page again; cpu 0
  * zaps the chunk while cpu 1 sleeps.  tiny-2cpu-pcid has 4096 PCIDs.

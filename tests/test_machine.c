@@ -1,5 +1,5 @@
 /*
- * Tests of src/machine.c: the TLB hierarchy built from a topology (per-core
+ * Tests of src/machine/machine.c: the TLB hierarchy built from a topology (per-core
  * structures really shared by SMT siblings), machine_translate()'s cycles,
  * counters, faults and stale-hit detection, the three invalidations and their
  * SMT scope, occupancy, and the lookahead/horizon that bounds run-ahead.

@@ -1,5 +1,5 @@
 /*
- * Tests of src/mm.c: VMA layout and PTE indexing, the PTE generations (gen
+ * Tests of src/machine/mm.c: VMA layout and PTE indexing, the PTE generations (gen
  * moves on every change, pending on every invalidating change, committed only
  * on mm_commit_pte, and only up to pending),
  * epochs, total_vm accounting, page-table-page occupancy as reported by

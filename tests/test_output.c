@@ -1,5 +1,5 @@
 /*
- * Tests of src/output.c: where an output goes (a regular file through a
+ * Tests of src/cli/output.c: where an output goes (a regular file through a
  * temporary file and a rename, a link's target, into a FIFO, never a
  * directory), appends that are all or nothing, errors that keep the errno
  * and name the file, and which two paths are one file.

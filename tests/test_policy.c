@@ -1,5 +1,5 @@
 /*
- * Tests of src/policy.c: every bundled preset loads and picks the mechanisms
+ * Tests of src/kernel/policy.c: every bundled preset loads and picks the mechanisms
  * its name promises, mechanism names and knobs are checked with the JSON path
  * in the message, the sched block has the CFS defaults, and
  * policy_flushall_shift() picks the policy's or the CPU's shift.

@@ -1,5 +1,5 @@
 /*
- * Randomized properties of whole runs: src/sim.c and everything under it.
+ * Randomized properties of whole runs: src/sim/sim.c and everything under it.
  *
  * Each case is drawn from a seeded PRNG: a small machine (1-2 sockets, 1-4
  * cores per socket, 1-2 threads per core, an L1 of 4-16 entries and an STLB

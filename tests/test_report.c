@@ -1,5 +1,5 @@
 /*
- * Tests of src/report.c on a hand-built struct sim_result: the CSV header is
+ * Tests of src/cli/report.c on a hand-built struct sim_result: the CSV header is
  * the column table, each row value is worked out by hand below (integer
  * arithmetic, three decimals), text fields are quoted per RFC 4180, the
  * per-CPU CSV lists the counters, the summary template fills every

@@ -1,5 +1,5 @@
 /*
- * Reclaim flushing (src/rmap.c) through MADV_PAGEOUT on x86, worked out by
+ * Reclaim flushing (src/kernel/rmap.c) through MADV_PAGEOUT on x86, worked out by
  * hand: cpu 0 reclaims 8 populated pages while cpu 1 keeps reading them.
  */
 #include <criterion/criterion.h>

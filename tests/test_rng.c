@@ -1,5 +1,5 @@
 /*
- * Tests of src/rng.c.  The pinned values below were computed once with an
+ * Tests of src/util/rng.c.  The pinned values below were computed once with an
  * independent Python transcription of splitmix64 and xoshiro256** (Blackman &
  * Vigna's reference code); the splitmix64 state for seed 1 is also the
  * published test vector.  If one of them changes, every simulated run changes:

@@ -1,5 +1,5 @@
 /*
- * Reader-writer semaphores (src/rwsem.c), driven by hand on
+ * Reader-writer semaphores (src/kernel/rwsem.c), driven by hand on
  * tests/data/tiny-2socket.json: seen from cpu 0, cpu 4 is its SMT sibling,
  * cpu 1 shares its socket, cpu 2 is on the other socket; a line moves
  * self/smt/socket/remote = 20/40/100/300 cycles (a line nobody wrote yet

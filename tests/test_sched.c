@@ -1,5 +1,5 @@
 /*
- * The scheduler (src/sched.c): time-sharing, sleeping, wakeups and the cost
+ * The scheduler (src/kernel/sched.c): time-sharing, sleeping, wakeups and the cost
  * of switches, on the tiny machines (1 GHz: cycles are nanoseconds).  CFS
  * tunables scale by 1 + ilog2(min(cpus, 8)): 2 on tiny-2cpu, so latency is
  * 12 ms and the slice of each of two tasks 6 ms.  The last tests drive the

@@ -1,5 +1,5 @@
 /*
- * Whole runs (src/sim.c): budgets, deadlocks, and the shape of the result.
+ * Whole runs (src/sim/sim.c): budgets, deadlocks, and the shape of the result.
  */
 #include <string.h>
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /*
- * Cross-CPU calls (src/smp.c): the timing of one shootdown worked out by hand
+ * Cross-CPU calls (src/kernel/smp.c): the timing of one shootdown worked out by hand
  * on the tiny test machines (1 GHz, so cycles are nanoseconds).
  */
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /*
- * The LRU's per-CPU add batches and lock (src/swap.c), counted and timed by
+ * The LRU's per-CPU add batches and lock (src/kernel/swap.c), counted and timed by
  * hand on tiny-2cpu: tasks fault pages in and give them back with
  * MADV_DONTNEED, as will-it-scale's tlb_flush2 does.
  */

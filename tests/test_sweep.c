@@ -1,5 +1,5 @@
 /*
- * Tests of src/sweep.c: --vary parsing and its errors, grid order (first axis
+ * Tests of src/cli/sweep.c: --vary parsing and its errors, grid order (first axis
  * outermost), the single run each grid point stands for (its --set, labels
  * and file names), the emitted command's arguments, and running small grids
  * in process: rows in grid order whatever the number of threads, errors that

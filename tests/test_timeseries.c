@@ -1,5 +1,5 @@
 /*
- * Tests of the per-interval counters (src/timeseries.c): the rows of every
+ * Tests of the per-interval counters (src/observe/timeseries.c): the rows of every
  * interval and CPU add up to the run's totals, come in (t, cpu, counter)
  * order, spread what a CPU ran ahead evenly over its intervals, skip
  * intervals in which nothing happened, and change nothing in the run, not

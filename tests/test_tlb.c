@@ -1,5 +1,5 @@
 /*
- * Tests of src/tlb.c: geometry checks, matching (ASID, owner, page size), LRU
+ * Tests of src/machine/tlb.c: geometry checks, matching (ASID, owner, page size), LRU
  * order worked out by hand, the three flushes, the counters, and a randomized
  * comparison against a naive reference model kept in this file.
  */
@@ -596,7 +596,7 @@ Test(tlb, refill_same_translation_neither_evicts_nor_duplicates)
  * The reference is deliberately naive: each set is a small array of slots
  * holding the page's base address and size in bytes, the set index is always
  * computed with %, INVLPG and every flush walk the whole array and test page
- * containment by address range.  It shares with src/tlb.c only the written
+ * containment by address range.  It shares with src/machine/tlb.c only the written
  * semantics: victim = first invalid slot, else the smallest stamp.
  */
 struct ref_slot {

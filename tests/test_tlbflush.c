@@ -1,5 +1,5 @@
 /*
- * The flush path (src/tlbflush.c, src/vm.c, src/smp.c) on machines small
+ * The flush path (src/kernel/arch/x86/tlb.c, src/kernel/vm.c, src/kernel/smp.c) on machines small
  * enough that every counter can be worked out by hand.  Each case names the
  * reasoning behind its numbers.
  */

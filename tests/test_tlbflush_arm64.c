@@ -1,5 +1,5 @@
 /*
- * arm64 flushing (src/tlbflush_arm64.c): broadcast TLBI + DSB, no IPIs.
+ * arm64 flushing (src/kernel/arch/arm64/tlbflush.c): broadcast TLBI + DSB, no IPIs.
  * tiny-arm64: TLBI issue 20 cycles, DSB 500, 16-bit ASIDs.
  */
 #include <criterion/criterion.h>

@@ -1,5 +1,5 @@
 /*
- * riscv flushing (src/tlbflush_riscv.c): IPIs or SBI remote fences to
+ * riscv flushing (src/kernel/arch/riscv/tlbflush.c): IPIs or SBI remote fences to
  * mm_cpumask, per-stride sfence.vma up to 64 strides, the 6.8 reclaim batch
  * and SiFive's CIP-1200 erratum.
  */

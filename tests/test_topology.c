@@ -1,5 +1,5 @@
 /*
- * Tests of src/topology.c: every shipped machine (each file in topologies/)
+ * Tests of src/machine/topology.c: every shipped machine (each file in topologies/)
  * loads and carries a source for each of its numbers, the Haswell descriptions
  * load with the expected values, CPU numbering and distances follow the
  * Linux/Intel order, every validation error names its JSON path, and time

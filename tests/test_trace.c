@@ -1,5 +1,5 @@
 /*
- * Tests of the timeline (src/trace.c): a tiny run against a golden file, and
+ * Tests of the timeline (src/observe/trace.c): a tiny run against a golden file, and
  * on bigger runs the properties every trace must have: valid JSON, slices
  * that nest strictly on each track (Perfetto drops partly overlapping ones),
  * each IPI's flow from its send through its handler to its acknowledgement,

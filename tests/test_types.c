@@ -1,4 +1,4 @@
-/* Page-size names and arithmetic (src/types.c, include/tlbsim/types.h). */
+/* Page-size names and arithmetic (src/util/types.c, include/tlbsim/util/types.h). */
 #include <criterion/criterion.h>
 #include "tlbsim/util/types.h"
 

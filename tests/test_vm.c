@@ -1,5 +1,5 @@
 /*
- * munmap, mprotect, madvise and page faults (src/vm.c): what each call
+ * munmap, mprotect, madvise and page faults (src/kernel/vm.c): what each call
  * changes, what it flushes, and what the stale checker then sees.
  */
 #include <criterion/criterion.h>

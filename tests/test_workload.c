@@ -1,5 +1,5 @@
 /*
- * Tests of src/workload.c: the bundled munmap workloads load with the values
+ * Tests of src/workload/workload.c: the bundled munmap workloads load with the values
  * their files describe, every op kind parses into the fields the interpreter
  * reads (tests/data/wl-all-ops.json), and every validation error names the
  * file, the JSON path and the reason.  Messages are compared whole.

@@ -112,7 +112,8 @@ static int main_single(struct options *o, int argc, char **argv)
 	GError *error = NULL;
 	int code = EXIT_INPUT;
 	struct trace_options trace;
-	if (!options_labels(o->labels, &labels, &error) || !options_check_timelines(o, &trace, &error)) {
+	if (!options_labels(o->labels, &labels, &error) ||
+	    !options_check_timelines(o, &trace, &error)) {
 		g_printerr("tlbsim: %s\n", error->message);
 		g_error_free(error);
 	} else {

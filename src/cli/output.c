@@ -1,5 +1,5 @@
 /*
- * Output files written all or nothing (see include/tlbsim/output.h).
+ * Output files written all or nothing (see include/tlbsim/cli/output.h).
  *
  * Notes:
  * - Streams write through fopencookie() into the temporary file's descriptor

@@ -1,5 +1,5 @@
 /*
- * Parameter sweeps (see include/tlbsim/sweep.h): grid expansion, the single
+ * Parameter sweeps (sweep.h): grid expansion, the single
  * run each grid point stands for, and running the grid on a thread pool.
  *
  * Notes:
@@ -25,12 +25,7 @@
 #include "tlbsim/cli/report.h"
 #include "tlbsim/cli/sweep.h"
 #include "tlbsim/sim/sim.h"
-#include "tlbsim/util/config.h"
 #include "tlbsim/util/error.h"
-
-/* The kinds in inputs.h order; NULL-terminated for config_suggest(). */
-static const char *const kind_names[NR_INPUT_KINDS + 1] = {"topology", "workload", "policy",
-							   NULL};
 
 struct sweep_grid {
 	GPtrArray *axes;      /* struct sweep_axis * */
@@ -127,31 +122,20 @@ static char **split_values(const char *list)
 	return (char **)g_ptr_array_free(values, FALSE);
 }
 
-static int kind_of(const char *name, size_t len)
-{
-	for (int k = 0; k < NR_INPUT_KINDS; k++)
-		if (strlen(kind_names[k]) == len && strncmp(name, kind_names[k], len) == 0)
-			return k;
-	return -1;
-}
-
 /* Is @key a known kind, or KIND.PATH with a known kind?  *kind: the file
  * kind for a bare kind, else -1. */
 static bool parse_key(const char *arg, const char *key, int *file_kind, GError **error)
 {
 	const char *dot = strchr(key, '.');
-	size_t kind_len = dot ? (size_t)(dot - key) : strlen(key);
-	int kind = kind_of(key, kind_len);
+	const char *hint = NULL;
+	int kind = inputs_key_kind(key, dot ? (size_t)(dot - key) : strlen(key), &hint);
 	if (kind < 0) {
-		char *word = g_strndup(key, kind_len);
-		const char *hint = config_suggest(word, kind_names);
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
 			    "--vary %s: unknown key \"%s\"%s%s%s: expected KIND.PATH as for --set "
 			    "(KIND topology, workload or policy) or topology, workload or policy "
 			    "to vary the input file",
 			    arg, key, hint ? " (did you mean \"" : "", hint ? hint : "",
 			    hint ? "\"?)" : "");
-		g_free(word);
 		return false;
 	}
 	if (dot && dot[1] == '\0') {
@@ -265,15 +249,15 @@ bool sweep_check(const struct sweep_grid *grid, const struct sweep_config *confi
 		bool varied = kind_varied(grid, k);
 		if (varied && config->names[k]) {
 			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-				    "--%s and --vary %s=... both given", kind_names[k],
-				    kind_names[k]);
+				    "--%s and --vary %s=... both given", inputs_kind_name(k),
+				    inputs_kind_name(k));
 			return false;
 		}
 		/* Without --policy every run takes its machine's default preset. */
 		if (!varied && !config->names[k] && k != INPUT_POLICY) {
 			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-				    "--%s is required (or --vary %s=A,B,...)", kind_names[k],
-				    kind_names[k]);
+				    "--%s is required (or --vary %s=A,B,...)", inputs_kind_name(k),
+				    inputs_kind_name(k));
 			return false;
 		}
 	}
@@ -374,7 +358,7 @@ char **sweep_command(const struct sweep_grid *grid, const struct sweep_config *c
 		char *path = inputs_resolve(k, point.names[k], error);
 		ok = path != NULL;
 		if (ok) {
-			g_ptr_array_add(argv, g_strconcat("--", kind_names[k], NULL));
+			g_ptr_array_add(argv, g_strconcat("--", inputs_kind_name(k), NULL));
 			g_ptr_array_add(argv, g_canonicalize_filename(path, NULL));
 		}
 		g_free(path);

@@ -709,8 +709,8 @@ void madvise_dontneed(struct kernel *k, struct cpu *cpu, struct mm *mm, struct v
 		      uint64_t start, uint64_t end, uint64_t now, struct kcont done)
 {
 	g_assert(vma->mapped && vma->start <= start && start < end && end <= vma->end);
-	vm_call_enter(vm_call_new(k, cpu, mm, vma, VM_DONTNEED, "madvise(MADV_DONTNEED)", start, end,
-				  now, done),
+	vm_call_enter(vm_call_new(k, cpu, mm, vma, VM_DONTNEED, "madvise(MADV_DONTNEED)", start,
+				  end, now, done),
 		      now);
 }
 

@@ -1,5 +1,5 @@
 /*
- * One set-associative data cache level (see include/tlbsim/cache.h).
+ * One set-associative data cache level (see include/tlbsim/machine/cache.h).
  *
  * Models: @sets x @ways lines, each a 64-bit tag; true LRU inside a set.  The
  * set of a tag is a hash of it, not its low bits: tlbsim's tags are synthetic

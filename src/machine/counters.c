@@ -1,4 +1,4 @@
-/* Table-driven helpers over struct counters (see include/tlbsim/counters.h). */
+/* Table-driven helpers over struct counters (see include/tlbsim/machine/counters.h). */
 #include <stddef.h>
 #include "tlbsim/machine/counters.h"
 

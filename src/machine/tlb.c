@@ -1,5 +1,5 @@
 /*
- * One set-associative TLB structure (see include/tlbsim/tlb.h).
+ * One set-associative TLB structure (see include/tlbsim/machine/tlb.h).
  *
  * Models: a single level (an L1 DTLB, an STLB, ...) of @entries translations
  * organised as @entries / @ways sets of @ways entries, true LRU or tree

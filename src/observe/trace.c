@@ -255,10 +255,14 @@ static void sample(struct trace *t, unsigned cpu, uint64_t now, bool force)
 	c->occupancy = occupancy;
 	c->walks = walks;
 	record(t, &(struct slice){
-			  .ph = 'C', .cpu = cpu, .ts = now, .name = c->counter_name,
-			  .depth = DEPTH_COUNTER, .category = CAT_COUNTER,
-			  .args = trace_intern_printf(t, "{\"entries\":%u,\"page_walks\":%" PRIu64 "}",
-						occupancy, walks)});
+		      .ph = 'C',
+		      .cpu = cpu,
+		      .ts = now,
+		      .name = c->counter_name,
+		      .depth = DEPTH_COUNTER,
+		      .category = CAT_COUNTER,
+		      .args = trace_intern_printf(t, "{\"entries\":%u,\"page_walks\":%" PRIu64 "}",
+						  occupancy, walks)});
 }
 
 /* A late local flush no cross-call claimed is drawn where the model has it. */
@@ -304,8 +308,8 @@ static void name_tasks(struct trace *t, const char *const *tasks)
 static char *metadata_text(const struct trace *t, const struct trace_labels *labels,
 			   char **process)
 {
-	char *topo = trace_json_escape(t->m->topology->name), *wl = trace_json_escape(labels->workload),
-	     *pol = trace_json_escape(labels->policy);
+	char *topo = trace_json_escape(t->m->topology->name),
+	     *wl = trace_json_escape(labels->workload), *pol = trace_json_escape(labels->policy);
 	uint64_t seed = labels->seed;
 	*process = g_strdup_printf("tlbsim: %s / %s / %s (seed %" PRIu64 ")", topo, wl, pol,
 				   seed);
@@ -387,7 +391,7 @@ bool trace_truncated(const struct trace *t)
 	return t->cut;
 }
 
-/* ---- hooks: scheduler ------------------------------------------------------ */
+/* ---- probes: scheduler ------------------------------------------------------ */
 
 static const char *task_label(const struct trace *t, int task)
 {
@@ -405,7 +409,8 @@ static void probe_switch(void *data, unsigned cpu, int next, uint64_t now)
 	int prev = c->task;
 	g_assert(next >= -1 && next < (int)t->nr_tasks);
 	c->task = next;
-	char *from = trace_json_escape(task_label(t, prev)), *to = trace_json_escape(task_label(t, c->task));
+	char *from = trace_json_escape(task_label(t, prev)),
+	     *to = trace_json_escape(task_label(t, c->task));
 	uint32_t args = trace_intern_printf(t, "{\"prev\":\"%s\",\"next\":\"%s\"}", from, to);
 	g_free(from);
 	g_free(to);
@@ -443,7 +448,7 @@ static void probe_run(void *data, unsigned cpu, uint64_t now)
 	sample(t, cpu, now, false);
 }
 
-/* ---- hooks: interrupts and cross-calls ------------------------------------- */
+/* ---- probes: interrupts and cross-calls ------------------------------------- */
 
 static void probe_irq_enter(void *data, unsigned cpu, uint64_t now)
 {
@@ -487,7 +492,8 @@ static void probe_call_begin(void *data, unsigned caller, unsigned nr_targets, u
 	c->late_flush_in_call = c->late_flush != 0;
 }
 
-static void probe_ipi_send(void *data, unsigned caller, unsigned target, unsigned slot, uint64_t sent)
+static void probe_ipi_send(void *data, unsigned caller, unsigned target, unsigned slot,
+			   uint64_t sent)
 {
 	struct trace *t = data;
 	struct trace_cpu *c = &t->cpus[caller];
@@ -521,7 +527,8 @@ static void probe_csd_begin(void *data, unsigned cpu, unsigned caller, unsigned 
 	t->cpus[cpu].cursor = now;
 }
 
-static void probe_csd_ack(void *data, unsigned cpu, unsigned caller, unsigned slot, uint64_t done, uint64_t seen_at)
+static void probe_csd_ack(void *data, unsigned cpu, unsigned caller, unsigned slot, uint64_t done,
+			  uint64_t seen_at)
 {
 	struct trace *t = data;
 	struct trace_cpu *c = &t->cpus[caller];
@@ -544,9 +551,10 @@ static void probe_csd_ack(void *data, unsigned cpu, unsigned caller, unsigned sl
 			 CAT_IPI);
 }
 
-/* ---- hooks: syscalls ------------------------------------------------------- */
+/* ---- probes: syscalls ------------------------------------------------------- */
 
-static void probe_syscall_enter(void *data, unsigned cpu, const char *name, const struct vma *vma, uint64_t start, uint64_t end, uint64_t now)
+static void probe_syscall_enter(void *data, unsigned cpu, const char *name, const struct vma *vma,
+				uint64_t start, uint64_t end, uint64_t now)
 {
 	struct trace *t = data;
 	if (t->cut)
@@ -598,7 +606,7 @@ static void probe_syscall_exit(void *data, unsigned cpu, uint64_t now)
 	sample(t, cpu, now, true);
 }
 
-/* ---- hooks: flushes -------------------------------------------------------- */
+/* ---- probes: flushes -------------------------------------------------------- */
 
 static void probe_kernel_step(void *data, unsigned cpu, uint64_t now)
 {

@@ -21,6 +21,22 @@ const char *inputs_folder(enum inputs_kind kind)
 	return folders[kind];
 }
 
+const char *inputs_kind_name(enum inputs_kind kind)
+{
+	return prefixes[kind];
+}
+
+int inputs_key_kind(const char *key, size_t len, const char **hint)
+{
+	for (int k = 0; k < NR_INPUT_KINDS; k++)
+		if (strlen(prefixes[k]) == len && strncmp(key, prefixes[k], len) == 0)
+			return k;
+	char *word = g_strndup(key, len);
+	*hint = config_suggest(word, prefixes);
+	g_free(word);
+	return -1;
+}
+
 static GPtrArray *search_dirs(enum inputs_kind kind)
 {
 	GPtrArray *dirs = g_ptr_array_new_with_free_func(g_free);
@@ -252,22 +268,16 @@ static bool set_path(enum inputs_kind kind, const cJSON *json, const char *arg, 
 			    arg);
 		return false;
 	}
-	char *prefix = g_strndup(arg, (gsize)(dot - arg));
-	int found = -1;
-	for (int k = 0; k < NR_INPUT_KINDS; k++)
-		if (strcmp(prefix, prefixes[k]) == 0)
-			found = k;
+	const char *hint = NULL;
+	int found = inputs_key_kind(arg, (size_t)(dot - arg), &hint);
 	if (found < 0) {
-		const char *hint = config_suggest(prefix, prefixes);
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-			    "--set %s: unknown kind \"%s\"%s%s%s (expected topology, "
+			    "--set %s: unknown kind \"%.*s\"%s%s%s (expected topology, "
 			    "workload or policy)",
-			    arg, prefix, hint ? " (did you mean \"" : "", hint ? hint : "",
-			    hint ? "\"?)" : "");
-		g_free(prefix);
+			    arg, (int)(dot - arg), arg, hint ? " (did you mean \"" : "",
+			    hint ? hint : "", hint ? "\"?)" : "");
 		return false;
 	}
-	g_free(prefix);
 	if (found != (int)kind)
 		return true;
 	const char *start = g_str_has_prefix(dot + 1, "$.") ? dot + 3 : dot + 1;

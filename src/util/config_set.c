@@ -132,8 +132,8 @@ static bool check_step(const char *path, const struct set_step *steps, guint i, 
 
 	if (!ok) {
 		if (i == 0)
-			set_path_error(error, path, "the root is %s, not %s", config_type_name(json),
-				       kind);
+			set_path_error(error, path, "the root is %s, not %s",
+				       config_type_name(json), kind);
 		else
 			set_path_error(error, path, "\"%.*s\" is %s, not %s", (int)steps[i - 1].end,
 				       path, config_type_name(json), kind);

@@ -38,7 +38,8 @@ bool access_begin(struct itask *ts, const struct op *op)
 	    !interp_eval(ts, op, op->write, 0, 1, "write", &write) ||
 	    /* At least a cycle each: a spin of free accesses would stop the clock. */
 	    !interp_eval(ts, op, op->cycles, 1, 1000000000, "cycles", &cycles) ||
-	    (op->first && !interp_eval(ts, op, op->first, 0, (int64_t)region_pages - 1, "first", &first)))
+	    (op->first &&
+	     !interp_eval(ts, op, op->first, 0, (int64_t)region_pages - 1, "first", &first)))
 		return false;
 	if (!op->random && (uint64_t)(first + pages) > region_pages) {
 		interp_fail(ip, ts, op, "pages %" G_GINT64_FORMAT "..%" G_GINT64_FORMAT
@@ -352,9 +353,11 @@ enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu, uint64
 				return STEP_RETURNED;
 			ts->access.fault_seen = false;
 			struct kcont done = {.fn = access_fault_done, .ctx = ts};
-			handle_mm_fault(k, cpu, ts->task.mm, interp_region_vma(ip, ts->access.op->region,
-					ts->access.addrs[ts->access.pos]), ts->access.addrs[ts->access.pos],
-					ts->access.write, *local, done);
+			handle_mm_fault(k, cpu, ts->task.mm,
+					interp_region_vma(ip, ts->access.op->region,
+							  ts->access.addrs[ts->access.pos]),
+					ts->access.addrs[ts->access.pos], ts->access.write, *local,
+					done);
 			return STEP_RETURNED;
 		}
 		if (!ip->run_ahead)

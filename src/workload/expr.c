@@ -1,5 +1,5 @@
 /*
- * Integer expressions of workload files (include/tlbsim/expr.h).
+ * Integer expressions of workload files (include/tlbsim/workload/expr.h).
  *
  * What it models: the small arithmetic language of workload files,
  *   expr    := term (('+' | '-') term)*

@@ -638,7 +638,8 @@ static bool parse_report(const struct config_node *root, struct workload *w, GEr
 		w->report_op = syscall_kinds[op];
 	if (cJSON_GetObjectItemCaseSensitive(node.json, "phase")) {
 		unsigned phase = 0;
-		if (!workload_find_name(&node, "phase", w->phase_names, w->nr_phases, "phase", &phase, error))
+		if (!workload_find_name(&node, "phase", w->phase_names, w->nr_phases, "phase",
+					&phase, error))
 			return false;
 		w->report_phase = (int)phase;
 	}

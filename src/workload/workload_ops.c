@@ -76,7 +76,8 @@ static bool parse_chunk_op(const struct config_node *node, struct workload *w,
 			   const struct scope *scope, struct op *op, GError **error)
 {
 	if (!parse_region_ref(node, w, scope, &op->region, error) ||
-	    !workload_read_expr(node, "chunk", w->regions[op->region].chunks > 1, scope, &op->chunk, error))
+	    !workload_read_expr(node, "chunk", w->regions[op->region].chunks > 1, scope, &op->chunk,
+				error))
 		return false;
 	if (!op->chunk)
 		op->chunk = expr_constant(0);

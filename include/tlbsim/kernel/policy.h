@@ -48,7 +48,7 @@ struct flush_targets_ops {
  * thread or idle does (enter_lazy_tlb), what a real mm switch does
  * (switch_mm_irqs_off: cpumask atomics, ASID choice, CR3), which CPUs of
  * mm_cpumask a shootdown must interrupt, and what the handler on a target does
- * (flush_tlb_func).  Implemented in lazytlb.c (x86) and the arch files.
+ * (flush_tlb_func).  Implemented in arch/x86/lazytlb.c and the other arches' files.
  */
 struct flush_tlb_info;
 struct lazy_tlb_ops {
@@ -75,8 +75,9 @@ struct lazy_tlb_ops {
 
 /*
  * How a range of an mm leaves every TLB on this architecture, and the reclaim
- * batch (arch_tlbbatch_*).  x86: IPIs (tlbflush.c); arm64: broadcast TLBI
- * (tlbflush_arm64.c); riscv: IPIs or an SBI remote fence (tlbflush_riscv.c).
+ * batch (arch_tlbbatch_*).  x86: IPIs (arch/x86/tlb.c); arm64: broadcast TLBI
+ * (arch/arm64/tlbflush.c); riscv: IPIs or an SBI remote fence
+ * (arch/riscv/tlbflush.c).
  */
 struct tlbflush_unmap_batch;
 struct kcont;

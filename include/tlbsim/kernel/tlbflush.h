@@ -79,7 +79,7 @@ void flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm *mm, const 
 
 
 /*
- * Building blocks for the era and arch ops (lazytlb.c, tlbflush_*.c); each
+ * Building blocks for the era and arch ops (kernel/arch/); each
  * returns the cycles it costs the CPU that executes it.
  */
 /* INVLPG every stride of [start, end) on @cpu's loaded ASID. */

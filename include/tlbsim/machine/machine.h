@@ -185,7 +185,8 @@ unsigned machine_count_stale_entries(struct machine *machine, const struct vma *
  * (and reports) each as a stale hit; returns how many.
  */
 unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm, uint64_t span,
-				   uint64_t now, int (*walking)(const void *ctx, const struct cpu *cpu),
+				   uint64_t now,
+				   int (*walking)(const void *ctx, const struct cpu *cpu),
 				   const void *ctx);
 
 static inline unsigned cpu_lane(const struct cpu *cpu)

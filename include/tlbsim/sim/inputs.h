@@ -54,6 +54,14 @@ char *inputs_resolve(enum inputs_kind kind, const char *name, GError **error);
 char **inputs_list(enum inputs_kind kind);
 /* "topologies", "workloads", "policies" */
 const char *inputs_folder(enum inputs_kind kind);
+/* "topology", "workload", "policy": the kind as options and keys name it. */
+const char *inputs_kind_name(enum inputs_kind kind);
+/*
+ * The kind a --set or --vary key starts with, from its first @len bytes
+ * ("workload" of "workload.threads"): both options parse KIND.PATH through
+ * this.  -1 if it names none, with *@hint the closest kind name or NULL.
+ */
+int inputs_key_kind(const char *key, size_t len, const char **hint);
 
 /*
  * The setting the key of a --set or --vary option names, for duplicate
