@@ -9,10 +9,16 @@
 # Release build of this source tree in a temporary directory (removed at the
 # end), so it measures the working tree as it is.
 #
-# Usage: bench/run.sh [--quick] [--reps N] [--keep-build]
+# With --write it also puts one summary table (one row per figure, with the
+# date, commit, machine and load averages) into docs/performance.md, between
+# the markers BEGIN_MARK and END_MARK below; the text outside them is kept.
+#
+# Usage: bench/run.sh [--quick] [--reps N] [--keep-build] [--write]
 #   --quick       fewer and shorter runs (a smoke test, not a measurement)
 #   --reps N      repetitions of each benchmark (default 5)
 #   --keep-build  leave the build directory and say where
+#   --write       also write the summary table into docs/performance.md
+#                 (not with --quick: that is no measurement)
 # Needs cmake, a C compiler, GNU time (/usr/bin/time), awk.  Never runs more
 # than one benchmark at a time (the build uses at most 2 jobs).
 set -euo pipefail
@@ -20,18 +26,40 @@ set -euo pipefail
 reps=5
 quick=0
 keep=0
+write=0
+usage="usage: $0 [--quick] [--reps N] [--keep-build] [--write]"
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=1 ;;
-	--reps) reps="$2"; shift ;;
+	--reps)
+		[ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+		reps="$2"
+		shift
+		;;
 	--keep-build) keep=1 ;;
-	*) echo "usage: $0 [--quick] [--reps N] [--keep-build]" >&2; exit 2 ;;
+	--write) write=1 ;;
+	*) echo "$usage" >&2; exit 2 ;;
 	esac
 	shift
 done
+case "$reps" in
+'' | *[!0-9]* | 0) echo "$0: --reps takes a positive integer" >&2; exit 2 ;;
+esac
 
 src="$(cd "$(dirname "$0")/.." && pwd)"
 [ -x /usr/bin/time ] || { echo "$0: needs GNU time (/usr/bin/time; Debian: apt-get install time)" >&2; exit 2; }
+
+# The summary table goes between these two lines of docs/performance.md.
+BEGIN_MARK="<!-- bench results: written by bench/run.sh --write -->"
+END_MARK="<!-- end of bench results -->"
+doc="$src/docs/performance.md"
+if [ "$write" = 1 ]; then
+	[ "$quick" = 0 ] || { echo "$0: --write records a measurement; --quick is none" >&2; exit 2; }
+	# Checked before the benchmarks run, not minutes later.
+	[ -f "$doc" ] && [ "$(grep -cxF "$BEGIN_MARK" "$doc")" = 1 ] &&
+		[ "$(grep -cxF "$END_MARK" "$doc")" = 1 ] ||
+		{ echo "$0: $doc needs the lines '$BEGIN_MARK' and '$END_MARK', once each" >&2; exit 2; }
+fi
 build="$(mktemp -d "${TMPDIR:-/tmp}/tlbsim-bench.XXXXXX")"
 work="$build/runs"
 mkdir -p "$work"
@@ -50,14 +78,31 @@ stats() {
 		END { fmt = "%." d "f (%." d "f–%." d "f)"; printf fmt, v[int((NR + 1) / 2)], v[1], v[NR] }'
 }
 
+# summary BENCHMARK CASE FIGURE VALUE [REFERENCE]: one row of the summary table
+summary="$work/summary.md"
+: >"$summary"
+summary() {
+	echo "| $1 | $2 | $3 | $4 | ${5:-} |" >>"$summary"
+}
+
+# median COLUMN FILE: the median of one whitespace-separated column
+median() {
+	sort -g -k"$1","$1" "$2" | awk -v c="$1" '{ v[NR] = $c } END { print v[int((NR + 1) / 2)] + 0 }'
+}
+
+loadavg() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'; }
+
 # ---- header ------------------------------------------------------------------
 model="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown)"
 commit="$(git -C "$src" describe --always --dirty 2>/dev/null || echo unknown)"
+date="$(date -u '+%Y-%m-%d %H:%M UTC')"
+load_start="$(loadavg)"
+compiler="$(${CC:-cc} --version | head -1)"
 echo "# tlbsim benchmarks"
 echo
-echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); source: $commit"
-echo "- machine: $(nproc) CPUs, $model; load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
-echo "- compiler: $(${CC:-cc} --version | head -1); build: CMake Release (-O3)"
+echo "- date: $date; source: $commit"
+echo "- machine: $(nproc) CPUs, $model; load average at start: $load_start"
+echo "- compiler: $compiler; build: CMake Release (-O3)"
 echo "- every figure: median (min–max) of $reps runs$([ "$quick" = 1 ] && echo ', --quick: NOT a measurement')"
 echo
 
@@ -67,14 +112,34 @@ q=""
 # ---- 1. event queue ---------------------------------------------------------------
 echo "## 1. Event queue (hold benchmark)"
 echo
-"$build/bench/bench_engine" $q --reps "$reps"
+"$build/bench/bench_engine" $q --reps "$reps" | tee "$work/engine.md"
 echo
+# rows "| queue | pending | Mholds/s | ratio |" of the engine (the plain heap is the reference)
+awk -F' [|] ' '/^[|] engine/ {
+	sub(/ [(]`engine_schedule`[)]/, "", $1); sub(/^[|] /, "", $1); sub(/ [|]$/, "", $4)
+	printf "%s\t%s\t%s\t%s\n", $1, $2, $3, $4 }' "$work/engine.md" |
+	while IFS=$'\t' read -r queue pending rate ratio; do
+		summary "event queue" "$pending pending, $queue" "Mholds/s (CPU time)" "$rate" \
+			"$ratio× a plain binary heap"
+	done
 
 # ---- 2. translation path -------------------------------------------------------
 echo "## 2. Translation path"
 echo
-"$build/bench/bench_translate" $q --reps "$reps"
+"$build/bench/bench_translate" $q --reps "$reps" | tee "$work/translate.md"
 echo
+# rows "| model | CPUs | L1 / STLB hits / walks % | M accesses/s | ratio |" of tlbsim
+awk -F' [|] ' '/^[|] tlbsim/ { sub(/ [|]$/, "", $5); printf "%s\t%s\t%s\t%s\n", $2, $3, $4, $5 }' \
+	"$work/translate.md" |
+	while IFS=$'\t' read -r cpus hits rate ratio; do
+		case "$cpus" in
+		1) cpus="1 CPU" ;;
+		*) cpus="${cpus/ (/ CPUs (}" ;;
+		esac
+		summary "translation path" "$cpus; L1 / STLB hits / walks: $hits %" \
+			"\`machine_translate\`, M accesses/s (CPU time)" "$rate" \
+			"$ratio× a bare array-of-tags loop"
+	done
 
 # run_tlbsim OUT ARGS...: one run; appends "wall user+sys maxrss_kib" to OUT.time
 # and the CSV row (with host_seconds) to OUT.csv
@@ -112,14 +177,20 @@ paste -d' ' "$e2e.time" <(tr ',' ' ' <"$e2e.csv") | awk -v s=$((c_sim_ns + 3)) \
 	{ printf "%s %s %.1f %.3f %.4f %.3f\n", $1, $2, $3 / 1024, $s / $1 / 1e6, $e / $1 / 1e6, $a / $1 / 1e6 }' \
 	>"$e2e.rows"
 row1="$(head -1 "$e2e.csv" | tr ',' ' ')"
-echo "$(echo "$row1" | awk -v s="$c_sim_ns" -v e="$c_events" -v a="$c_acc" \
-	'{ printf "Per run: %.1f ms simulated, %d events, %.1f M simulated accesses (identical in every run).", $s / 1e6, $e, $a / 1e6 }')"
+e2e_run="$(echo "$row1" | awk -v s="$c_sim_ns" -v e="$c_events" -v a="$c_acc" \
+	'{ printf "%.1f ms simulated, %d events, %.1f M accesses", $s / 1e6, $e, $a / 1e6 }')"
+echo "Per run: $e2e_run (identical in every run)."
 echo
 echo "| wall s | CPU s (user+sys) | peak RSS MiB | simulated ms per wall s | M events per wall s | M accesses per wall s |"
 echo "|---:|---:|---:|---:|---:|---:|"
 echo "| $(stats "$e2e.rows" 1 2) | $(stats "$e2e.rows" 2 2) | $(stats "$e2e.rows" 3 1) |" \
 	"$(stats "$e2e.rows" 4 2) | $(stats "$e2e.rows" 5 3) | $(stats "$e2e.rows" 6 1) |"
 echo
+e2e_case="haswell-i7, munmap16"
+summary "end to end" "$e2e_case (per run: $e2e_run)" "wall s" "$(stats "$e2e.rows" 1 2)"
+summary "end to end" "$e2e_case" "CPU s (user+sys)" "$(stats "$e2e.rows" 2 2)"
+summary "end to end" "$e2e_case" "M accesses per wall s" "$(stats "$e2e.rows" 6 1)"
+summary "end to end" "$e2e_case" "peak RSS, MiB" "$(stats "$e2e.rows" 3 1)"
 
 # ---- 4. scale -----------------------------------------------------------------------
 echo "## 4. Scale: the munmap harness on 8 to 1024 CPUs"
@@ -176,6 +247,14 @@ for shape in "${shapes[@]}"; do
 		echo "| $n | $variant | $m | $(stats "$out.rows" 1 2) | $(stats "$out.rows" 2 3) |" \
 			"$(stats "$out.rows" 3 0) | $(stats "$out.rows" 4 2) | $(stats "$out.rows" 5 0) |" \
 			"$(stats "$out.rows" 6 2) | $(stats "$out.rows" 7 1) |"
+		# the marginal counts are the same in every repetition: one figure each
+		scale_case="$n CPUs, $variant accessors (per shootdown: $(median 3 "$out.rows") IPIs,"
+		scale_case="$scale_case $(median 5 "$out.rows") accesses; $(median 4 "$out.rows") events per IPI)"
+		summary "scale" "$scale_case" "wall µs per IPI" "$(stats "$out.rows" 6 2)"
+		if [ "$n" = "${shapes[-1]%% *}" ] && [ "$variant" = default ]; then
+			summary "scale" "$n CPUs, $variant accessors, $m munmaps" "peak RSS, MiB" \
+				"$(stats "$out.rows" 7 1)"
+		fi
 	done
 done
 echo
@@ -199,10 +278,42 @@ paste -d' ' "$locks.time" <(tr ',' ' ' <"$locks.csv") | awk -v s=$((c_sim_ns + 3
 	{ printf "%s %s %.1f %.3f %.4f\n", $1, $2, $3 / 1024, $s / $1 / 1e6, $e / $1 / 1e6 }' \
 	>"$locks.rows"
 row1="$(head -1 "$locks.csv" | tr ',' ' ')"
-echo "$(echo "$row1" | awk -v s="$c_sim_ns" -v e="$c_events" \
-	'{ printf "Per run: %.1f ms simulated, %d events (identical in every run).", $s / 1e6, $e }')"
+locks_run="$(echo "$row1" | awk -v s="$c_sim_ns" -v e="$c_events" \
+	'{ printf "%.1f ms simulated, %d events", $s / 1e6, $e }')"
+echo "Per run: $locks_run (identical in every run)."
 echo
 echo "| wall s | CPU s (user+sys) | peak RSS MiB | simulated ms per wall s | M events per wall s |"
 echo "|---:|---:|---:|---:|---:|"
 echo "| $(stats "$locks.rows" 1 2) | $(stats "$locks.rows" 2 2) | $(stats "$locks.rows" 3 1) |" \
 	"$(stats "$locks.rows" 4 2) | $(stats "$locks.rows" 5 3) |"
+locks_case="amd-milan-36c, tlb_flush2, linux-6.15, 36 tasks"
+summary "locks" "$locks_case (per run: $locks_run)" "wall s" "$(stats "$locks.rows" 1 2)"
+summary "locks" "$locks_case" "M events per wall s" "$(stats "$locks.rows" 5 3)"
+
+load_end="$(loadavg)"
+echo
+echo "Load average at end: $load_end."
+
+# ---- --write: the summary table into docs/performance.md -------------------------------
+[ "$write" = 1 ] || exit 0
+block="$work/block.md"
+{
+	echo
+	echo "\`bench/run.sh --write --reps $reps\` on $date, source $commit:"
+	echo
+	echo "- machine: $(nproc) CPUs, $model"
+	echo "- load average (1, 5, 15 min): $load_start at start, $load_end at end"
+	echo "- compiler: $compiler; CMake Release build (-O3, link-time optimised)"
+	echo "- every figure: median (min–max) of $reps runs (at most 3 for the scale rows)"
+	echo
+	echo "| benchmark | case | figure | median (min–max) | against, in the same runs |"
+	echo "|---|---|---|---:|---|"
+	cat "$summary"
+	echo
+} >"$block"
+awk -v begin="$BEGIN_MARK" -v end="$END_MARK" -v block="$block" '
+	$0 == begin { print; while ((getline line < block) > 0) print line; skip = 1; next }
+	$0 == end { skip = 0 }
+	!skip { print }' "$doc" >"$doc.tmp"
+mv "$doc.tmp" "$doc"
+echo "wrote the summary table into $doc" >&2
