@@ -251,10 +251,11 @@ struct sibling_run {
 	bool moved;
 };
 
-static bool sibling_mergeable(const struct kernel *k, const struct cpu *cpu, struct itask **out)
+/* Is the task on @cpu one of @ip's with an access to run next? */
+static bool sibling_mergeable(const struct interp *ip, const struct cpu *cpu, struct itask **out)
 {
-	struct task *task = sched_current(k, cpu);
-	if (!task || task->ops != &interp_task_ops)
+	struct task *task = sched_current(ip->k, cpu);
+	if (!task || task->data != ip)
 		return false;
 	struct itask *ts = (struct itask *)task;
 	const struct access_state *a = &ts->access;
@@ -270,9 +271,10 @@ static bool sibling_mergeable(const struct kernel *k, const struct cpu *cpu, str
  * siblings share the core's TLBs and walkers and must take their accesses in
  * time order.
  */
-static unsigned gather_siblings(struct kernel *k, const struct cpu *cpu, bool merge,
+static unsigned gather_siblings(const struct interp *ip, const struct cpu *cpu, bool merge,
 				struct sibling_run *sib, uint64_t *horizon)
 {
+	const struct kernel *k = ip->k;
 	unsigned n = 0;
 	for (unsigned i = 0; i < cpu->nr_core_cpus; i++) {
 		struct cpu *other = &k->machine->cpus[cpu->core_cpus[i]];
@@ -281,7 +283,7 @@ static unsigned gather_siblings(struct kernel *k, const struct cpu *cpu, bool me
 		struct itask *ts;
 		if (other == cpu || !sched_pending_resume(k, other, &at, &quiet))
 			continue;
-		if (merge && quiet && sibling_mergeable(k, other, &ts))
+		if (merge && quiet && sibling_mergeable(ip, other, &ts))
 			sib[n++] = (struct sibling_run){.cpu = other, .ts = ts, .t = at, .active = true};
 		else
 			*horizon = MIN(*horizon, at);
@@ -311,7 +313,7 @@ enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu, uint64
 	struct interp *ip = ts->interp;
 	struct sibling_run sib[8];
 	uint64_t horizon = machine_horizon(k->machine, cpu);
-	unsigned nr_sib = gather_siblings(k, cpu, ip->run_ahead, sib, &horizon);
+	unsigned nr_sib = gather_siblings(ip, cpu, ip->run_ahead, sib, &horizon);
 	unsigned issuing = core_issuing_threads(k, cpu);
 
 	for (unsigned steps = 0; steps < ACCESSES_PER_DISPATCH; steps++) {

@@ -16,69 +16,6 @@
 #define REGION_ALIGN (UINT64_C(1) << 21)
 #define LAYOUT_BASE (UINT64_C(1) << 32)
 
-/* ---- expression variables ------------------------------------------------ */
-
-static bool task_lookup(void *ctx, const char *name, int64_t *value)
-{
-	const struct itask *ts = ctx;
-	for (unsigned d = ts->depth; d-- > 0;) {
-		const struct frame *f = &ts->frames[d];
-		if (f->var && strcmp(f->var, name) == 0) {
-			*value = f->iter;
-			return true;
-		}
-	}
-	if (strcmp(name, "thread") == 0) {
-		*value = ts->thread;
-		return true;
-	}
-	if (strcmp(name, "task") == 0) {
-		*value = ts->task.id;
-		return true;
-	}
-	if (strcmp(name, "cpus") == 0) {
-		*value = ts->interp->k->machine->nr_cpus;
-		return true;
-	}
-	return workload_param(ts->interp->w, name, value);
-}
-
-void interp_fail(struct interp *ip, const struct itask *ts, const struct op *op, const char *fmt,
-		 ...)
-{
-	if (!ip->error) {
-		va_list args;
-		va_start(args, fmt);
-		char *msg = g_strdup_vprintf(fmt, args);
-		va_end(args);
-		g_set_error(&ip->error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-			    "%s: %s (task %s/%u at %.0f ns)", op ? op->path : "workload", msg,
-			    ts->task.name, ts->thread,
-			    topology_cycles_to_ns(ip->k->machine->topology, engine_now(ip->k->engine)));
-		g_free(msg);
-	}
-	engine_stop(ip->k->engine);
-}
-
-bool interp_eval(struct itask *ts, const struct op *op, const struct expr *expr, int64_t min,
-		 int64_t max, const char *what, int64_t *out)
-{
-	GError *error = NULL;
-	if (!expr_eval(expr, task_lookup, ts, out, &error)) {
-		interp_fail(ts->interp, ts, op, "%s: %s", what, error->message);
-		g_error_free(error);
-		return false;
-	}
-	if (*out < min || *out > max) {
-		interp_fail(ts->interp, ts, op,
-			    "%s is %" G_GINT64_FORMAT ", expected [%" G_GINT64_FORMAT
-			    ", %" G_GINT64_FORMAT "] (\"%s\")",
-			    what, *out, min, max, expr_text(expr));
-		return false;
-	}
-	return true;
-}
-
 /* ---- layout -------------------------------------------------------------- */
 
 static void populate_region(struct interp *ip, unsigned index)
@@ -150,15 +87,6 @@ static void layout(struct interp *ip, uint64_t seed)
 }
 
 /* ---- ops ------------------------------------------------------------------ */
-
-/* Resume at @local: used before any op other CPUs can observe. */
-bool interp_in_step(struct kernel *k, struct cpu *cpu, uint64_t local, uint64_t now)
-{
-	if (local == now)
-		return true;
-	sched_continue_at(k, cpu, local, WORK_USER);
-	return false;
-}
 
 static void interp_syscall_done(struct kernel *k, void *ctx, uint64_t time)
 {
@@ -389,7 +317,7 @@ static void interp_run(struct kernel *k, struct task *task, struct cpu *cpu, uin
 	}
 }
 
-const struct task_ops interp_task_ops = {.run = interp_run};
+static const struct task_ops interp_task_ops = {.run = interp_run};
 
 /* ---- construction ---------------------------------------------------------- */
 
@@ -412,13 +340,14 @@ static bool create_tasks(struct interp *ip, const char *file, uint64_t seed, GEr
 			ts->task.name = group->name;
 			ts->task.mm = ip->mms[group->mm];
 			ts->task.ops = &interp_task_ops;
+			ts->task.data = ip;
 			ts->task.pinned_cpu = -1;
 			rng_seed_stream(&ts->rng, seed, id);
 			push_frame(ts, group->ops, group->nr_ops, 1, NULL);
 			if (group->cpu) {
 				int64_t cpu = 0;
 				GError *eval_error = NULL;
-				if (!expr_eval(group->cpu, task_lookup, ts, &cpu, &eval_error)) {
+				if (!expr_eval(group->cpu, interp_task_lookup, ts, &cpu, &eval_error)) {
 					g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
 						    "%s: $.tasks[%u].cpu: %s", file, g,
 						    eval_error->message);

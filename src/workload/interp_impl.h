@@ -1,8 +1,9 @@
 #ifndef TLBSIM_WORKLOAD_INTERP_IMPL_H
 #define TLBSIM_WORKLOAD_INTERP_IMPL_H
 /*
- * The interpreter's state, shared by its ops (interp.c) and its access op
- * (access.c); private to workload/.
+ * The interpreter's state, shared by its ops (interp.c), its access op
+ * (access.c) and what every task's op needs (interp_task.c); private to
+ * workload/.
  */
 #include <string.h>
 #include "tlbsim/kernel/sched.h"
@@ -101,9 +102,8 @@ struct flag_store {
  */
 enum step { STEP_NEXT, STEP_PUSHED, STEP_RETURNED, STEP_FAILED };
 
-/* Every task of the interpreter runs these. */
-extern const struct task_ops interp_task_ops;
-
+/* An expression variable of task @ctx (struct itask): expr_eval()'s lookup. */
+bool interp_task_lookup(void *ctx, const char *name, int64_t *value);
 /* Record a run-time error at @op of @ts (the first one wins) and stop the
  * engine. */
 void interp_fail(struct interp *ip, const struct itask *ts, const struct op *op, const char *fmt,

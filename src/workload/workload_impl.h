@@ -2,8 +2,8 @@
 #define TLBSIM_WORKLOAD_WORKLOAD_IMPL_H
 /*
  * What the workload loader's parts share (workload.c: the file, params,
- * regions, tasks and checks; workload_ops.c: the programs); private to
- * workload/.
+ * regions, tasks and checks; workload_ops.c: the programs; workload_scope.c:
+ * names and expressions); private to workload/.
  */
 #include <stdbool.h>
 #include <glib.h>
