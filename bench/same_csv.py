@@ -11,7 +11,7 @@ byte of these outputs as it was:
   - every shipped preset on the machines where it is correct (as
     tests/test_presets.c pairs them), every shipped workload;
   - a trace and a time series of three short runs, one per architecture;
-  - with --validation, every run of docs/validation.md (plots/validate).
+  - with --validation, every run of docs/validation.md (plots/validation/).
 
 Usage:
   bench/same_csv.py record DIR [--tlbsim BIN] [--jobs N] [--shrunk] [--validation]
@@ -101,11 +101,12 @@ def cases(shrunk, validation):
         out.append((f"timeline-{t}-{w}", argv, ["--trace", "--timeseries"]))
     if validation:
         sys.path.insert(0, os.path.join(ROOT, "plots"))
-        import validate  # noqa: E402  (plots/ is not a package path)
-        for run in validate.all_runs():
+        from validation.common import keystr  # noqa: E402  (plots/ is not on the path)
+        from validation.runner import all_runs  # noqa: E402
+        for run in all_runs():
             argv = run.argv("tlbsim")[1:]
             argv = [a for a in argv if a != "--host-time" and not a.startswith("--per-cpu")]
-            key = validate.keystr(run.key).replace("/", "-").replace(" ", "_")
+            key = keystr(run.key).replace("/", "-").replace(" ", "_")
             out.append((f"validation-exp{run.exp}-{key}", argv, []))
     return out
 

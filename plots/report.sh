@@ -3,6 +3,8 @@
 # docs/validation.md through tlbsim (two at a time), writes the raw CSVs to
 # plots/out/, the figures to docs/img/validation/ (PNG and SVG), and
 # docs/validation.md, and refreshes the summary table in README.md.
+# The work is done by the package plots/validation/ (plots/validate.py is its
+# command line: runner.py has the options and the pool, one module per experiment).
 #
 # Usage: plots/report.sh [--reuse] [--full] [--only 2,3] [--jobs N]
 #   TLBSIM=path   the binary (default: build/tlbsim of this tree)
@@ -18,5 +20,6 @@ export TLBSIM
 command -v python3 >/dev/null || { echo "report.sh: python3 not found" >&2; exit 2; }
 command -v gnuplot >/dev/null || { echo "report.sh: gnuplot not found (apt-get install gnuplot-nox)" >&2; exit 2; }
 start=$(date +%s)
-python3 "$here/validate.py" "$@"
+# -B: no __pycache__ left in plots/validation/.
+python3 -B "$here/validate.py" "$@"
 echo "report.sh: done in $(( $(date +%s) - start )) s; see docs/validation.md" >&2

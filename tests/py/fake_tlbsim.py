@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "plots"))
-from validate import NS, PUB_B  # noqa: E402  (needs the path above)
+from validation.exp2 import NS, PUB_B  # noqa: E402  (needs the path above)
 
 TRUE_COSTS = {"vma_op": 30000, "ipi_send": 700, "pte_op": 50}
 OP_COUNT = 64

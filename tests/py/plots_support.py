@@ -1,13 +1,12 @@
-"""What the tests of plots/*.py share: the scripts as modules, a fake tlbsim, script runs.
+"""What the tests of plots/*.py share: the package's modules, a fake tlbsim, script runs.
 
-validate.py writes plots/out/, docs/ and README.md of the source tree unless
-VALIDATE_OUTPUT_ROOT names another directory.  It is set to a scratch
-directory before the import (so a test that forgets to redirect a path still
-cannot touch the tree) and to each test's own directory for script runs.  No
+The report (plots/validation/, run as plots/validate.py) writes plots/out/, docs/ and
+README.md of the source tree unless VALIDATE_OUTPUT_ROOT names another directory.  It is
+set to a scratch directory before the import (so a test that forgets to redirect a path
+still cannot touch the tree) and to each test's own directory for script runs.  No
 bytecode is written either: no __pycache__ is left in plots/ (run the tests with -B).
 """
 import atexit
-import importlib
 import os
 import shutil
 import subprocess
@@ -19,14 +18,18 @@ sys.dont_write_bytecode = True
 TESTS_PY = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(TESTS_PY))
 PLOTS = os.path.join(ROOT, "plots")
+PACKAGE = os.path.join(PLOTS, "validation")
 FAKE_TLBSIM = os.path.join(TESTS_PY, "fake_tlbsim.py")
 
 _SCRATCH = tempfile.mkdtemp(prefix="tlbsim-plots-test-")
 atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)
 os.environ["VALIDATE_OUTPUT_ROOT"] = _SCRATCH
 sys.path.insert(0, PLOTS)
-validate = importlib.import_module("validate")
-calibrate = importlib.import_module("calibrate")
+from validation import (calibration, common, exp1, exp2, exp3, exp4, exp5, exp6,  # noqa: E402
+                        exp7, runner)
+
+__all__ = ["calibration", "common", "exp1", "exp2", "exp3", "exp4", "exp5", "exp6", "exp7",
+           "runner", "PACKAGE", "ScriptTestCase", "make_fake_tlbsim", "real_tlbsim"]
 
 
 def real_tlbsim():
@@ -60,7 +63,8 @@ class ScriptTestCase(unittest.TestCase):
         return tmp.name
 
     def run_script(self, script, *args, env=None):
-        """Runs plots/SCRIPT as a program, its outputs redirected to self.tmp."""
+        """Runs plots/SCRIPT (validate.py or calibrate.py) as a program, its outputs
+        redirected to self.tmp."""
         full_env = dict(os.environ, VALIDATE_OUTPUT_ROOT=self.tmp, PYTHONDONTWRITEBYTECODE="1")
         full_env.update(env or {})
         return subprocess.run([sys.executable, os.path.join(PLOTS, script), *args],

@@ -1,6 +1,6 @@
-"""Tests of plots/calibrate.py: the least-squares solve, the Gauss-Newton fit on a model
-whose answer is known, the rewrite of a topology's fitted costs, and its failures on bad
-input, run as a program.
+"""Tests of the fit (plots/validation/calibration.py, run as plots/calibrate.py): the
+least-squares solve, the Gauss-Newton fit on a model whose answer is known, the rewrite of a
+topology's fitted costs, and its failures on bad input, run as a program.
 
 The real fit takes about 10 minutes of tlbsim runs; here tlbsim is replaced by a model
 (in-process) or by tests/py/fake_tlbsim.py (as a program, for a few runs), both linear in
@@ -17,10 +17,10 @@ import unittest
 from unittest import mock
 
 import fake_tlbsim
-from plots_support import ROOT, ScriptTestCase, calibrate
+from plots_support import ROOT, ScriptTestCase, calibration
 
 MACHINE = "ivybridge-ep-2s"
-CELLS = calibrate.FITS[MACHINE]["cells"]
+CELLS = calibration.FITS[MACHINE]["cells"]
 
 
 def linear_model(cells, values):
@@ -34,15 +34,15 @@ def linear_model(cells, values):
 
 class CellsTest(unittest.TestCase):
     def test_fitted_cells_are_the_14_shift_minus_1_cells(self):
-        self.assertEqual(calibrate.fitted_cells(MACHINE),
-                         {(-1, t, n) for t in (12, 24) for n in calibrate.NS})
+        self.assertEqual(calibration.fitted_cells(MACHINE),
+                         {(-1, t, n) for t in (12, 24) for n in calibration.NS})
         self.assertEqual(len(CELLS), 14)
-        self.assertEqual(calibrate.fitted_cells("haswell-i7"), set())
+        self.assertEqual(calibration.fitted_cells("haswell-i7"), set())
 
     def test_published_ns_call_reads_part_2_b(self):
-        self.assertEqual(calibrate.published_ns_call((-1, 12, 8)), 14815)
-        self.assertEqual(calibrate.published_ns_call((-1, 24, 512)), 49228)
-        self.assertEqual(calibrate.published_ns_call((2, 12, 128)), 44421)
+        self.assertEqual(calibration.published_ns_call((-1, 12, 8)), 14815)
+        self.assertEqual(calibration.published_ns_call((-1, 24, 512)), 49228)
+        self.assertEqual(calibration.published_ns_call((2, 12, 128)), 44421)
 
 
 class SolveTest(unittest.TestCase):
@@ -50,13 +50,13 @@ class SolveTest(unittest.TestCase):
         a = [[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]]
         x = [1.0, -2.0, 3.0]
         b = [sum(r * v for r, v in zip(row, x)) for row in a]
-        for got, want in zip(calibrate.solve(a, b), x):
+        for got, want in zip(calibration.solve(a, b), x):
             self.assertAlmostEqual(got, want)
 
     def test_overdetermined_system_is_least_squares(self):
         xs, ys = [0.0, 1.0, 2.0, 3.0, 4.0], [1.0, 2.9, 5.2, 7.1, 8.8]
         # the regression line: slope = Sxy / Sxx = 19.8 / 10, through (mean x, mean y) = (2, 5)
-        got = calibrate.solve([[1.0, x] for x in xs], ys)
+        got = calibration.solve([[1.0, x] for x in xs], ys)
         self.assertAlmostEqual(got[0], 5.0 - 1.98 * 2)
         self.assertAlmostEqual(got[1], 1.98)
 
@@ -72,23 +72,23 @@ class FitTest(unittest.TestCase):
         def simulate(machine, cells, values, tlbsim, jobs):
             calls.append(dict(values))
             return model(cells, values)
-        with mock.patch.object(calibrate, "simulate", simulate), \
-                mock.patch.object(calibrate, "current_values", lambda m, p: dict(self.START)):
-            return calibrate.fit(MACHINE, "unused", 1, steps), calls
+        with mock.patch.object(calibration, "simulate", simulate), \
+                mock.patch.object(calibration, "current_values", lambda m, p: dict(self.START)):
+            return calibration.fit(MACHINE, "unused", 1, steps), calls
 
     def test_linear_model_is_solved_in_one_step(self):
         (values, mdape, cells), calls = self.fit(linear_model)
         self.assertEqual(values, fake_tlbsim.TRUE_COSTS)
         self.assertEqual(mdape, 0.0)
-        self.assertEqual(cells, [(c, calibrate.published_ns_call(c),
-                                  calibrate.published_ns_call(c)) for c in CELLS])
+        self.assertEqual(cells, [(c, calibration.published_ns_call(c),
+                                  calibration.published_ns_call(c)) for c in CELLS])
         # step 1 jumps there, step 2 stays: its base run is the result, no final run
         self.assertEqual(len(calls), 2 * (1 + len(self.START)))
         self.assertEqual(calls[4], fake_tlbsim.TRUE_COSTS)
 
     def test_probes_move_one_cost_at_a_time(self):
         _, calls = self.fit(linear_model)
-        probes = calibrate.FITS[MACHINE]["params"]
+        probes = calibration.FITS[MACHINE]["params"]
         for call, (k, delta) in zip(calls[1:4], probes.items()):
             self.assertEqual(call, dict(self.START, **{k: self.START[k] + delta}))
 
@@ -103,7 +103,7 @@ class FitTest(unittest.TestCase):
         self.assertAlmostEqual(mdape, statistics.median(
             abs(sim - pub) / pub * 100 for _, pub, sim in cells))
         start_error = statistics.median(abs(s - p) / p * 100 for s, p in zip(
-            curved(CELLS, self.START), (calibrate.published_ns_call(c) for c in CELLS)))
+            curved(CELLS, self.START), (calibration.published_ns_call(c) for c in CELLS)))
         self.assertLess(mdape, start_error)
 
 
@@ -111,7 +111,7 @@ class SimulateTest(ScriptTestCase):
     def test_simulate_runs_each_cell_with_the_rounded_costs(self):
         values = {"vma_op": 30000.4, "ipi_send": 699.6, "pte_op": 51.0}
         cells = [(-1, 24, 512), (-1, 12, 8)]
-        got = calibrate.simulate(MACHINE, cells, values, self.fake_tlbsim, 2)
+        got = calibration.simulate(MACHINE, cells, values, self.fake_tlbsim, 2)
         self.assertEqual(got, [49228 + 512, 14815 + 8])  # pte_op 51: one cycle more per page
 
 
@@ -121,7 +121,7 @@ class TopologyFileTest(ScriptTestCase):
     def setUp(self):
         super().setUp()
         shutil.copy(os.path.join(ROOT, "topologies", MACHINE + ".json"), self.tmp)
-        patch = mock.patch.object(calibrate, "TOPOLOGIES", self.tmp)
+        patch = mock.patch.object(calibration, "TOPOLOGIES", self.tmp)
         patch.start()
         self.addCleanup(patch.stop)
         self.path = os.path.join(self.tmp, MACHINE + ".json")
@@ -132,9 +132,20 @@ class TopologyFileTest(ScriptTestCase):
 
     def test_current_values_reads_the_costs(self):
         costs = self.costs()
-        self.assertEqual(calibrate.current_values(MACHINE, ["pte_op", "vma_op"]),
+        self.assertEqual(calibration.current_values(MACHINE, ["pte_op", "vma_op"]),
                          {"pte_op": float(costs["pte_op"]["value"]),
                           "vma_op": float(costs["vma_op"]["value"])})
+
+    def test_fitted_costs_are_the_topologys_values_in_whole_cycles(self):
+        costs = self.costs()
+        self.assertEqual(calibration.fitted_costs(MACHINE),
+                         {k: int(costs[k]["value"]) for k in calibration.FITS[MACHINE]["params"]})
+        with open(self.path) as f:
+            text = f.read()
+        with open(self.path, "w") as f:
+            f.write(text.replace('"pte_op": {"value": ', '"pte_op": {"value": 1', 1))
+        self.assertEqual(calibration.fitted_costs(MACHINE)["pte_op"],
+                         int("1" + str(costs["pte_op"]["value"])))
 
     def test_write_replaces_values_and_keeps_the_original_source_once(self):
         before = self.costs()
@@ -142,7 +153,7 @@ class TopologyFileTest(ScriptTestCase):
             lines_before = f.read().splitlines()
         values = {"vma_op": 30000.0, "ipi_send": 700.0, "pte_op": 50.0}
         for _ in range(2):  # a second fit must not nest "it was fitted ..., it was ..."
-            calibrate.write(MACHINE, values, 1.25)
+            calibration.write(MACHINE, values, 1.25)
         after = self.costs()
         for k, v in values.items():
             self.assertEqual(after[k]["value"], v)
@@ -164,7 +175,7 @@ class TopologyFileTest(ScriptTestCase):
         with open(self.path, "w") as f:
             json.dump({"costs": {"vma_op": {"value": 1, "source": "s"}}}, f, indent=4)
         with self.assertRaises(SystemExit) as cm:
-            calibrate.write(MACHINE, {"vma_op": 2.0}, 1.0)
+            calibration.write(MACHINE, {"vma_op": 2.0}, 1.0)
         self.assertEqual(str(cm.exception.code),
                          f"calibrate: no one-line cost vma_op in {self.path}")
 
@@ -180,9 +191,9 @@ class MainTest(unittest.TestCase):
         def simulate(machine, cells, values, tlbsim, jobs):
             return linear_model(cells, values)
         with mock.patch.object(sys, "argv", argv), \
-                mock.patch.object(calibrate, "simulate", simulate), \
+                mock.patch.object(calibration, "simulate", simulate), \
                 contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            calibrate.main()
+            calibration.main()
         lines = out.getvalue().splitlines()
         self.assertEqual(lines[0], f"{MACHINE}: vma_op 30000, ipi_send 700, pte_op 50; "
                                    "MdAPE 0.0% on the fitted cells")

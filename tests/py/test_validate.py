@@ -1,5 +1,6 @@
-"""Tests of plots/validate.py: its arithmetic, tables and verdicts on rows whose answer is
-known, its handling of tlbsim's CSV, and its failures on bad input, run as a program.
+"""Tests of the report package plots/validation/ (plots/validate.py): its arithmetic, tables
+and verdicts on rows whose answer is known, its handling of tlbsim's CSV, and its failures
+on bad input, run as a program.
 
 docs/validation.md is only as right as these functions: a wrong MdAPE, knee or verdict
 would be published without any C test noticing.  Run: python3 -B tests/py/test_validate.py
@@ -12,9 +13,19 @@ import statistics
 import unittest
 from unittest import mock
 
-from plots_support import ScriptTestCase, calibrate, real_tlbsim, validate
+from plots_support import (PACKAGE, ScriptTestCase, calibration, common, exp1, exp2, exp3,
+                           exp4, exp5, exp7, real_tlbsim, runner)
 
 HAS_GNUPLOT = shutil.which("gnuplot") is not None
+# The fitted costs of experiment 2's machine, as its topology has them.
+FIT_COSTS = calibration.fitted_costs(exp2.MACHINE)
+
+
+def without_figures(cls):
+    """No gnuplot, no files: only the text is checked (every experiment's plot() replaced)."""
+    for module in runner.EXPERIMENTS:
+        cls = mock.patch.object(module, "plot", lambda *args, **kwargs: None)(cls)
+    return cls
 
 
 def harness_row(ns_call, acc, ns_acc, op_count=64, **more):
@@ -29,11 +40,11 @@ def exp2_rows(invlpg_up_to=128):
     """Experiment 2's rows reproducing the published tables exactly; shift 2 INVLPGs
     ranges of up to INVLPG_UP_TO pages (the knee), shift -1 none."""
     rows = {}
-    for run in validate.exp2_runs(False):
+    for run in exp2.runs(False):
         shift, t, n = run.key[-3:]  # ("1G", ...) and ("loop", ...) keys: the same cell
-        _, ns_call, acc, ns_acc = validate.PUB_B[(shift, t)][validate.NS.index(n)]
+        _, ns_call, acc, ns_acc = exp2.PUB_B[(shift, t)][exp2.NS.index(n)]
         invlpg = shift >= 0 and n <= invlpg_up_to
-        rows[validate.keystr(run.key)] = harness_row(
+        rows[common.keystr(run.key)] = harness_row(
             ns_call, acc, ns_acc, nr_tlb_local_flush_all=0 if invlpg else 64,
             nr_tlb_local_flush_one=64 * n if invlpg else 0)
     return rows
@@ -43,77 +54,77 @@ def published_spread():
     """The published shift 2 over shift -1 access rates above the knee (same code), in %,
     and the cells below the knee whose published change exceeds their largest size."""
     def change(t, i):
-        p2, p1 = validate.PUB_B[(2, t)][i][2], validate.PUB_B[(-1, t)][i][2]
+        p2, p1 = exp2.PUB_B[(2, t)][i][2], exp2.PUB_B[(-1, t)][i][2]
         return (p2 - p1) / p1 * 100
-    cells = [(t, i) for t in (12, 24) for i, n in enumerate(validate.NS)]
-    noise = max(abs(change(t, i)) for t, i in cells if validate.NS[i] > 128)
-    clear = [(t, validate.NS[i]) for t, i in cells
-             if validate.NS[i] <= 128 and abs(change(t, i)) > noise]
+    cells = [(t, i) for t in (12, 24) for i, n in enumerate(exp2.NS)]
+    noise = max(abs(change(t, i)) for t, i in cells if exp2.NS[i] > 128)
+    clear = [(t, exp2.NS[i]) for t, i in cells
+             if exp2.NS[i] <= 128 and abs(change(t, i)) > noise]
     return noise, clear
 
 
 def published_helps():
     """Cells below the knee where the published shift 2 has the higher access rate."""
-    return sum(validate.PUB_B[(2, t)][i][2] > validate.PUB_B[(-1, t)][i][2]
-               for t in (12, 24) for i, n in enumerate(validate.NS) if n <= 128)
+    return sum(exp2.PUB_B[(2, t)][i][2] > exp2.PUB_B[(-1, t)][i][2]
+               for t in (12, 24) for i, n in enumerate(exp2.NS) if n <= 128)
 
 
 class NumbersTest(unittest.TestCase):
     def test_ape_is_relative_to_the_published_value(self):
-        self.assertEqual(validate.ape(200, 150), 25.0)
-        self.assertEqual(validate.ape(200, 250), 25.0)
-        self.assertEqual(validate.ape(-200, -150), 25.0)
-        self.assertEqual(validate.ape(7, 7), 0.0)
+        self.assertEqual(common.ape(200, 150), 25.0)
+        self.assertEqual(common.ape(200, 250), 25.0)
+        self.assertEqual(common.ape(-200, -150), 25.0)
+        self.assertEqual(common.ape(7, 7), 0.0)
 
     def test_mdape_is_the_median_and_nan_when_empty(self):
-        self.assertEqual(validate.mdape([1.0, 50.0, 3.0]), 3.0)
-        self.assertEqual(validate.mdape([1.0, 2.0, 3.0, 10.0]), 2.5)
-        self.assertTrue(math.isnan(validate.mdape([])))
+        self.assertEqual(common.mdape([1.0, 50.0, 3.0]), 3.0)
+        self.assertEqual(common.mdape([1.0, 2.0, 3.0, 10.0]), 2.5)
+        self.assertTrue(math.isnan(common.mdape([])))
 
     def test_harness_uses_alex_shis_integer_formulas(self):
         row = harness_row(0, 98765.4, 9.99, op_count=100)
         row["phase_ns"] = "12345678.9"
-        self.assertEqual(validate.harness(row), (12, 123456, 98765, 9))
+        self.assertEqual(common.harness(row), (12, 123456, 98765, 9))
 
     def test_fmt_groups_thousands_with_thin_spaces(self):
-        self.assertEqual(validate.fmt(1234567), "1\u2009234\u2009567")
-        self.assertEqual(validate.fmt(1234.567, 2), "1\u2009234.57")
-        self.assertEqual(validate.fmt(99.6), "100")
-        self.assertEqual(validate.fmt("as is"), "as is")
-        self.assertEqual(validate.fmt(None), "n/a")
-        self.assertEqual(validate.fmt(float("nan")), "n/a")
+        self.assertEqual(common.fmt(1234567), "1\u2009234\u2009567")
+        self.assertEqual(common.fmt(1234.567, 2), "1\u2009234.57")
+        self.assertEqual(common.fmt(99.6), "100")
+        self.assertEqual(common.fmt("as is"), "as is")
+        self.assertEqual(common.fmt(None), "n/a")
+        self.assertEqual(common.fmt(float("nan")), "n/a")
 
     def test_pct_and_signed(self):
-        self.assertEqual(validate.pct(12.345), "12.3%")
-        self.assertEqual(validate.pct(5, 0), "5%")
-        self.assertEqual(validate.pct(None), "n/a")
-        self.assertEqual(validate.pct(float("nan")), "n/a")
-        self.assertEqual(validate.signed(-3.21), "-3.2%")
-        self.assertEqual(validate.signed(4, 0), "+4%")
+        self.assertEqual(common.pct(12.345), "12.3%")
+        self.assertEqual(common.pct(5, 0), "5%")
+        self.assertEqual(common.pct(None), "n/a")
+        self.assertEqual(common.pct(float("nan")), "n/a")
+        self.assertEqual(common.signed(-3.21), "-3.2%")
+        self.assertEqual(common.signed(4, 0), "+4%")
 
     def test_keystr_joins_tuple_keys_with_slashes(self):
-        self.assertEqual(validate.keystr((2, 12, 8)), "2/12/8")
-        self.assertEqual(validate.keystr(("1G", -1, 24, 512)), "1G/-1/24/512")
-        self.assertEqual(validate.keystr(64), "64")
-        self.assertEqual(validate.keystr("linux-4.19"), "linux-4.19")
+        self.assertEqual(common.keystr((2, 12, 8)), "2/12/8")
+        self.assertEqual(common.keystr(("1G", -1, 24, 512)), "1G/-1/24/512")
+        self.assertEqual(common.keystr(64), "64")
+        self.assertEqual(common.keystr("linux-4.19"), "linux-4.19")
 
 
 class TablesTest(ScriptTestCase):
     def test_table_is_a_markdown_table(self):
-        self.assertEqual(validate.table(["a", "b"], [[1, 2], ["x", "y"]]),
+        self.assertEqual(common.table(["a", "b"], [[1, 2], ["x", "y"]]),
                          "| a | b |\n|---|---|\n| 1 | 2 |\n| x | y |")
 
     def test_anchor_matches_githubs_heading_ids(self):
-        s = validate.Section(2, "`tlb_flushall_shift` 2 vs -1 on IvyBridge-EP (Alex Shi, 2013; "
-                                "calibration.md B)", "")
-        self.assertEqual(validate.anchor(s), "2-tlb_flushall_shift-2-vs--1-on-ivybridge-ep-"
-                                             "alex-shi-2013-calibrationmd-b")
-        s = validate.Section(5, "Lazy TLB 'even lazier' (Rik van Riel, 2018; calibration.md C)", "")
-        self.assertEqual(validate.anchor(s),
+        s = common.Section(2, "`tlb_flushall_shift` 2 vs -1 on IvyBridge-EP (Alex Shi, 2013; "
+                              "calibration.md B)", "")
+        self.assertEqual(runner.anchor(s), "2-tlb_flushall_shift-2-vs--1-on-ivybridge-ep-"
+                                           "alex-shi-2013-calibrationmd-b")
+        s = common.Section(5, "Lazy TLB 'even lazier' (Rik van Riel, 2018; calibration.md C)", "")
+        self.assertEqual(runner.anchor(s),
                          "5-lazy-tlb-even-lazier-rik-van-riel-2018-calibrationmd-c")
 
     def test_section_markdown_and_figure(self):
-        s = validate.Section(3, "Title", "short")
+        s = common.Section(3, "Title", "short")
         s.add("\nfirst\n")
         s.figure("exp3-x", "A caption")
         text = s.markdown()
@@ -124,16 +135,16 @@ class TablesTest(ScriptTestCase):
 
     @staticmethod
     def sections():
-        plain = validate.Section(1, "One", "first")
+        plain = common.Section(1, "One", "first")
         plain.mdape, plain.verdict = 11.25, "agrees"
-        custom = validate.Section(2, "Two", "second")
+        custom = common.Section(2, "Two", "second")
         custom.mdape, custom.mdape_text, custom.verdict = 3.0, "7.0% ns/call", "knee"
-        claim = validate.Section(3, "Three", "third")
+        claim = common.Section(3, "Three", "third")
         claim.mdape_of, claim.verdict = "a claim, no cells", "best shift"
         return [plain, custom, claim]
 
     def test_summary_table_prefers_the_text_and_dashes_a_claim(self):
-        lines = validate.summary_table(self.sections()).splitlines()
+        lines = runner.summary_table(self.sections()).splitlines()
         self.assertEqual(lines[2], "| [1](docs/validation.md#1-one) | first | 11.2% | agrees |")
         self.assertEqual(lines[3], "| [2](docs/validation.md#2-two) | second | 7.0% ns/call | "
                                    "knee |")
@@ -141,33 +152,33 @@ class TablesTest(ScriptTestCase):
                                    "\u2014 (a claim, no cells) | best shift |")
 
     def test_update_readme_replaces_only_between_the_markers(self):
-        with mock.patch.object(validate, "README", os.path.join(self.tmp, "README.md")):
-            before = f"# x\n\n{validate.README_BEGIN}\n| old |\n{validate.README_END}\n\nafter\n"
-            with open(validate.README, "w") as f:
+        with mock.patch.object(runner, "README", os.path.join(self.tmp, "README.md")):
+            before = f"# x\n\n{runner.README_BEGIN}\n| old |\n{runner.README_END}\n\nafter\n"
+            with open(runner.README, "w") as f:
                 f.write(before)
-            validate.update_readme(self.sections())
-            with open(validate.README) as f:
+            runner.update_readme(self.sections())
+            with open(runner.README) as f:
                 text = f.read()
-        self.assertEqual(text, f"# x\n\n{validate.README_BEGIN}\n"
-                               f"{validate.summary_table(self.sections())}\n"
-                               f"{validate.README_END}\n\nafter\n")
+        self.assertEqual(text, f"# x\n\n{runner.README_BEGIN}\n"
+                               f"{runner.summary_table(self.sections())}\n"
+                               f"{runner.README_END}\n\nafter\n")
 
     def test_update_readme_leaves_a_readme_without_markers_or_none(self):
         readme = os.path.join(self.tmp, "README.md")
-        with mock.patch.object(validate, "README", readme):
-            validate.update_readme(self.sections())
+        with mock.patch.object(runner, "README", readme):
+            runner.update_readme(self.sections())
             self.assertFalse(os.path.exists(readme))
             with open(readme, "w") as f:
                 f.write("no markers\n")
-            validate.update_readme(self.sections())
+            runner.update_readme(self.sections())
             with open(readme) as f:
                 self.assertEqual(f.read(), "no markers\n")
 
     def test_write_doc_links_the_summary_to_its_own_sections(self):
         doc = os.path.join(self.tmp, "validation.md")
         sections = self.sections()
-        with mock.patch.object(validate, "DOC", doc):
-            validate.write_doc(sections, 42.4, 340, False)
+        with mock.patch.object(runner, "DOC", doc):
+            runner.write_doc(sections, 42.4, 340, False)
         with open(doc) as f:
             text = f.read()
         self.assertIn("340 tlbsim runs", text)
@@ -179,12 +190,12 @@ class TablesTest(ScriptTestCase):
 
 class RunsTest(unittest.TestCase):
     def test_argv_and_command(self):
-        run = validate.Run(1, "haswell-i7/linux-4.5", "haswell-i7", "munmap16", "linux-4.5",
-                           ["workload.threads=4", "workload.tail_ms=1"], per_cpu=True)
+        run = common.Run(1, "haswell-i7/linux-4.5", "haswell-i7", "munmap16", "linux-4.5",
+                         ["workload.threads=4", "workload.tail_ms=1"], per_cpu=True)
         self.assertEqual(run.argv("/bin/tlbsim"), [
             "/bin/tlbsim", "-T", "haswell-i7", "-w", "munmap16", "-p", "linux-4.5",
             "--set", "workload.threads=4", "--set", "workload.tail_ms=1",
-            "--per-cpu=" + os.path.join(validate.OUT, "exp1-haswell-i7-linux-4.5-cpus.csv"),
+            "--per-cpu=" + os.path.join(common.OUT, "exp1-haswell-i7-linux-4.5-cpus.csv"),
             "--host-time"])
         self.assertEqual(run.command(), "tlbsim -T haswell-i7 -w munmap16 -p linux-4.5 "
                                         "--set workload.threads=4 --set workload.tail_ms=1")
@@ -192,65 +203,65 @@ class RunsTest(unittest.TestCase):
     def test_exp2_quarters_the_file_unless_full(self):
         sets = ["workload.threads=12", "workload.pages_per_munmap=64",
                 "policy.tlb_flushall_shift=-1"]
-        self.assertEqual(validate.exp2_sets(-1, 12, 64, True), sets)
-        self.assertEqual(validate.exp2_sets(-1, 12, 64, False), sets + validate.GRID)
+        self.assertEqual(exp2.cell_sets(-1, 12, 64, True), sets)
+        self.assertEqual(exp2.cell_sets(-1, 12, 64, False), sets + exp2.GRID)
 
     def test_exp2_runs_the_grid_the_checks_and_the_loop_what_if(self):
-        runs = validate.exp2_runs(False)
-        keys = [validate.keystr(r.key) for r in runs]
+        runs = exp2.runs(False)
+        keys = [common.keystr(r.key) for r in runs]
         self.assertEqual(len(keys), len(set(keys)))
-        self.assertEqual(len(runs), 28 + len(validate.CHECK_CELLS) + 1 + 10)
+        self.assertEqual(len(runs), 28 + len(exp2.CHECK_CELLS) + 1 + 10)
         loops = [r for r in runs if r.key[0] == "loop"]
-        self.assertTrue(all(f"topology.costs.invlpg={validate.LOOP_INVLPG}" in r.sets
+        self.assertTrue(all(f"topology.costs.invlpg={exp2.LOOP_INVLPG}" in r.sets
                             for r in loops))
         # The what-if (ns/call only) runs at 128 MiB, beside one plain cell there to check it.
-        self.assertTrue(all(r.sets[-3:-1] == validate.EIGHTH for r in loops))
+        self.assertTrue(all(r.sets[-3:-1] == exp2.EIGHTH for r in loops))
         eighth = [r for r in runs if r.key[0] == "128M"]
-        self.assertEqual([r.key[1:] for r in eighth], [validate.EIGHTH_CHECK])
-        self.assertEqual(eighth[0].sets[-2:], validate.EIGHTH)
-        full = validate.exp2_runs(True)
+        self.assertEqual([r.key[1:] for r in eighth], [exp2.EIGHTH_CHECK])
+        self.assertEqual(eighth[0].sets[-2:], exp2.EIGHTH)
+        full = exp2.runs(True)
         self.assertEqual(len(full), 28 + 10)
         self.assertFalse(any("workload.file_size=128M" in r.sets for r in full))
 
     def test_cost_rank_starts_the_longest_munmap_runs_first(self):
         def munmap(n, t, size=None):
             sets = [f"workload.pages_per_munmap={n}", f"workload.threads={t}"]
-            return validate.Run(2, (n, t, size), "m", "munmap", "p",
-                                sets + ([f"workload.file_size={size}"] if size else []))
-        runs = [munmap(512, 12, "512M"), validate.Run(5, "x", "m", "netperf-lazy", "p"),
+            return common.Run(2, (n, t, size), "m", "munmap", "p",
+                              sets + ([f"workload.file_size={size}"] if size else []))
+        runs = [munmap(512, 12, "512M"), common.Run(5, "x", "m", "netperf-lazy", "p"),
                 munmap(8, 12, "512M"), munmap(8, 24, "512M"), munmap(8, 24)]
-        order = [r.key for r in sorted(runs, key=validate.cost_rank)]
+        order = [r.key for r in sorted(runs, key=runner.cost_rank)]
         self.assertEqual(order, [(8, 24, None), (8, 24, "512M"), (8, 12, "512M"),
                                  (512, 12, "512M"), "x"])
 
     def test_i5_invlpg_is_the_3x_rule(self):
-        self.assertFalse(validate.i5_invlpg(-1, 8))
-        self.assertTrue(validate.i5_invlpg(0, 1024))
-        self.assertFalse(validate.i5_invlpg(0, 1025))
-        self.assertTrue(validate.i5_invlpg(2, 256))
-        self.assertFalse(validate.i5_invlpg(2, 257))
+        self.assertFalse(exp3.i5_invlpg(-1, 8))
+        self.assertTrue(exp3.i5_invlpg(0, 1024))
+        self.assertFalse(exp3.i5_invlpg(0, 1025))
+        self.assertTrue(exp3.i5_invlpg(2, 256))
+        self.assertFalse(exp3.i5_invlpg(2, 257))
 
     def test_only_takes_known_experiment_numbers(self):
-        self.assertEqual(validate.experiment_numbers("2,3"), {2, 3})
-        self.assertEqual(validate.experiment_numbers(""), set())
+        self.assertEqual(runner.experiment_numbers("2,3"), {2, 3})
+        self.assertEqual(runner.experiment_numbers(""), set())
         for bad in ("8", "0", "x", "2,three"):
-            with self.assertRaises(validate.argparse.ArgumentTypeError):
-                validate.experiment_numbers(bad)
+            with self.assertRaises(runner.argparse.ArgumentTypeError):
+                runner.experiment_numbers(bad)
 
 
 class CsvTest(ScriptTestCase):
     """execute() on a fake tlbsim: how tlbsim's stdout and stderr become rows."""
 
-    RUNS = [validate.Run(2, (-1, 24, 512), "ivybridge-ep-2s", "munmap", "linux-3.11",
-                         validate.exp2_sets(-1, 24, 512, True)),
-            validate.Run(2, "other", "haswell-i7", "munmap16", "linux-4.5")]
+    RUNS = [common.Run(2, (-1, 24, 512), "ivybridge-ep-2s", "munmap", "linux-3.11",
+                       exp2.cell_sets(-1, 24, 512, True)),
+            common.Run(2, "other", "haswell-i7", "munmap16", "linux-4.5")]
 
     def test_execute_parses_the_csv_and_keeps_the_last_summary_line(self):
-        rows = validate.execute(self.RUNS, self.fake_tlbsim, 2, progress=False)
+        rows = common.execute(self.RUNS, self.fake_tlbsim, 2, progress=False)
         self.assertEqual(sorted(rows), [(2, "-1/24/512"), (2, "other")])
         cell = rows[(2, "-1/24/512")]
         self.assertEqual(cell["topology"], "ivybridge-ep-2s")
-        self.assertEqual(cell["sets"], ";".join(validate.exp2_sets(-1, 24, 512, True)))
+        self.assertEqual(cell["sets"], ";".join(exp2.cell_sets(-1, 24, 512, True)))
         self.assertEqual(float(cell["phase_ns"]) / int(cell["op_count"]), 49228)  # published
         self.assertEqual(cell["summary"], "fake summary ivybridge-ep-2s")
         self.assertEqual(rows[(2, "other")]["summary"], "fake summary haswell-i7")
@@ -258,7 +269,7 @@ class CsvTest(ScriptTestCase):
     def test_execute_reports_every_failed_run_and_exits(self):
         with mock.patch.dict(os.environ, {"FAKE_TLBSIM_FAIL": "1"}):
             with self.assertRaises(SystemExit) as cm:
-                validate.execute(self.RUNS, self.fake_tlbsim, 2, progress=False)
+                common.execute(self.RUNS, self.fake_tlbsim, 2, progress=False)
         message = str(cm.exception.code)
         self.assertTrue(message.startswith("validate: runs failed:\n"))
         self.assertIn(self.RUNS[0].command() + ": exit 2\n"
@@ -266,10 +277,10 @@ class CsvTest(ScriptTestCase):
         self.assertIn(self.RUNS[1].command() + ": exit 2", message)
 
     def test_write_csv_and_read_csv_round_trip(self):
-        rows = validate.execute(self.RUNS, self.fake_tlbsim, 1, progress=False)
-        with mock.patch.object(validate, "OUT", self.tmp):
-            validate.write_csv("exp2-test", self.RUNS, rows)
-            back = validate.read_csv("exp2-test")
+        rows = common.execute(self.RUNS, self.fake_tlbsim, 1, progress=False)
+        with mock.patch.object(common, "OUT", self.tmp):
+            common.write_csv("exp2-test", self.RUNS, rows)
+            back = common.read_csv("exp2-test")
         with open(os.path.join(self.tmp, "exp2-test.csv")) as f:
             header = f.readline().rstrip("\r\n").split(",")
         self.assertEqual(header, ["key", "command", "topology", "workload", "policy", "sets",
@@ -277,20 +288,20 @@ class CsvTest(ScriptTestCase):
         self.assertEqual(sorted(back), ["-1/24/512", "other"])
         self.assertEqual(back["other"]["command"], self.RUNS[1].command())
         for run in self.RUNS:
-            original = rows[(2, validate.keystr(run.key))]
-            self.assertEqual({k: v for k, v in back[validate.keystr(run.key)].items()
+            original = rows[(2, common.keystr(run.key))]
+            self.assertEqual({k: v for k, v in back[common.keystr(run.key)].items()
                               if k not in ("key", "command")}, original)
 
 
-@mock.patch.object(validate, "plot")  # no gnuplot, no files: only the text is checked
+@without_figures
 class Exp2Test(unittest.TestCase):
     """Experiment 2 on rows that reproduce the published tables (or differ in known ways)."""
 
-    def section(self, rows):
-        s = validate.exp2(rows, False)
+    def section(self, rows, fitted=frozenset()):
+        s = exp2.section(rows, False, fitted, FIT_COSTS)
         return s, "\n\n".join(s.parts)
 
-    def test_exact_reproduction_scores_zero_and_agrees_everywhere(self, _plot):
+    def test_exact_reproduction_scores_zero_and_agrees_everywhere(self):
         s, text = self.section(exp2_rows())
         self.assertEqual(s.mdape, 0.0)
         helps = published_helps()
@@ -303,7 +314,7 @@ class Exp2Test(unittest.TestCase):
                                     "at 128/256 as published")
         self.assertIn("Largest difference 0.00% (within the 2% allowed)", text)
 
-    def test_knee_follows_the_flush_counters(self, _plot):
+    def test_knee_follows_the_flush_counters(self):
         _, text = self.section(exp2_rows())
         self.assertIn("| 2 | 12 | 128 | 256 |", text)
         self.assertIn("| -1 | 24 | none | 8 |", text)
@@ -312,10 +323,10 @@ class Exp2Test(unittest.TestCase):
         self.assertTrue(s.verdict.endswith("knee at 32/64 and 32/64 (published 128/256)"),
                         s.verdict)
 
-    def test_opposite_access_rate_effects_disagree_in_direction(self, _plot):
+    def test_opposite_access_rate_effects_disagree_in_direction(self):
         rows = exp2_rows()
         for t in (12, 24):
-            for n in (n for n in validate.NS if n <= 128):
+            for n in (n for n in exp2.NS if n <= 128):
                 a, b = rows[f"2/{t}/{n}"], rows[f"-1/{t}/{n}"]
                 a["accesses_per_thread_ms"], b["accesses_per_thread_ms"] = \
                     b["accesses_per_thread_ms"], a["accesses_per_thread_ms"]
@@ -330,7 +341,7 @@ class Exp2Test(unittest.TestCase):
         self.assertIn(f"tlbsim has the published sign in 0 of them (not in T = {t}, N = {n}: ",
                       text)
 
-    def test_the_published_spread_comes_from_the_cells_above_the_knee(self, _plot):
+    def test_the_published_spread_comes_from_the_cells_above_the_knee(self):
         """Above the knee both shifts run the same code; their published difference is the
         yardstick, and only the cells below the knee that exceed it count as clear."""
         noise, clear = published_spread()
@@ -341,17 +352,16 @@ class Exp2Test(unittest.TestCase):
         self.assertIn("cannot be told from the noise: T = 12, N = 32 (+0.5%), T = 12, N = 128 "
                       "(-13.8%), T = 24, N = 16 (-1.9%).", text)
 
-    def test_fitted_cells_are_marked_and_scored_apart(self, _plot):
+    def test_fitted_cells_are_marked_and_scored_apart(self):
         rows = exp2_rows()
-        fitted = calibrate.fitted_cells("ivybridge-ep-2s")
+        fitted = calibration.fitted_cells("ivybridge-ep-2s")
         for shift, t, n in fitted:  # the fit is 10% off, the held-out cells exact
-            row = rows[validate.keystr((shift, t, n))]
+            row = rows[common.keystr((shift, t, n))]
             row["phase_ns"] = str(float(row["phase_ns"]) * 1.1)
         s, text = self.section(rows)
         self.assertNotIn("| fitted |", text)
         self.assertNotIn("not fitted", s.mdape_text)
-        with mock.patch.dict(validate.FITTED, {"ivybridge-ep-2s": fitted}):
-            s, text = self.section(rows)
+        s, text = self.section(rows, fitted)
         self.assertEqual(text.count("| fitted |"), len(fitted))
         self.assertIn("ns/call (0.0% on the 10 cells not fitted), 0.0% ns/access", s.mdape_text)
         self.assertIn("their MdAPE 10.0% is a fit, not a test", text)
@@ -366,44 +376,74 @@ class ReplacementBoundTest(unittest.TestCase):
             return {"accesses": "1000", "page_walks": str(walks),
                     "accesses_per_thread_ms": str(acc)}
         return {
-            validate.exp1_key("linux-4.5", 1): row(lru_acc, 400),
-            validate.exp1_key("linux-4.5-smt-dedup", 1): row(lru_acc * dedup_gain_lru, 390),
+            exp1.key("linux-4.5", 1): row(lru_acc, 400),
+            exp1.key("linux-4.5-smt-dedup", 1): row(lru_acc * dedup_gain_lru, 390),
             "haswell-i7/linux-4.5/tree_plru": row(plru_acc, 440),
             "haswell-i7/linux-4.5-smt-dedup/tree_plru": row(plru_acc * dedup_gain_plru, 430),
             "haswell-i7/smt-pair": row(1, 450), "haswell-i7/smt-pair/tree_plru": row(1, 464)}
 
     def test_quotes_the_runs_and_sets_every_tlb(self):
-        text = validate.replacement_text(self.rows(70000, 63000, 1.04, 1.03))
-        n = len(validate.tree_plru_sets("haswell-i7"))
+        text = exp1.replacement_text(self.rows(70000, 63000, 1.04, 1.03))
+        n = len(exp1.tree_plru_sets("haswell-i7"))
         self.assertGreater(n, 1)
         self.assertIn(f"all {n} TLB structures", text)
         self.assertIn("walk on 44.0% of their accesses instead of 40.0%", text)
-        fmt = validate.fmt
+        fmt = common.fmt
         self.assertIn(f"make {fmt(63000)} accesses/thread/ms instead of {fmt(70000)}", text)
         self.assertIn("+3.0% instead of +4.0%", text)
         self.assertIn("walks on 46.4% with it, 45.0% with LRU", text)
         self.assertIn("moves this row by 10% and leaves the de-dup's gain", text)
 
     def test_says_when_the_policy_changes_the_de_dup_gain(self):
-        text = validate.replacement_text(self.rows(70000, 63000, 1.04, 1.10))
+        text = exp1.replacement_text(self.rows(70000, 63000, 1.04, 1.10))
         self.assertIn("changes the de-dup's gain for the readers", text)
 
 
 class SourceTest(unittest.TestCase):
+    @staticmethod
+    def package_files():
+        """Every module of plots/validation/."""
+        return sorted(os.path.join(PACKAGE, f) for f in os.listdir(PACKAGE) if f.endswith(".py"))
+
     def test_no_plain_string_holds_a_format_field(self):
         """A piece of report text written as "..." where f"..." was meant prints its
         {name:.0f} as is; docstrings aside, no plain string literal may hold one."""
         import ast
         import re
-        with open(validate.__file__) as f:
-            tree = ast.parse(f.read())
-        docstrings = {id(node.value) for node in ast.walk(tree)
-                      if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
         field = re.compile(r"\{[A-Za-z_][A-Za-z_0-9]*(\[[^\]]*\])*(\.[A-Za-z_]+)*(:[^}]*)?\}")
-        found = [(node.lineno, node.value) for node in ast.walk(tree)
-                 if isinstance(node, ast.Constant) and isinstance(node.value, str)
-                 and id(node) not in docstrings and field.search(node.value)]
+        found = []
+        for path in self.package_files():
+            with open(path) as f:
+                tree = ast.parse(f.read())
+            docstrings = {id(node.value) for node in ast.walk(tree)
+                          if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+            found += [(os.path.basename(path), node.lineno, node.value)
+                      for node in ast.walk(tree)
+                      if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                      and id(node) not in docstrings and field.search(node.value)]
         self.assertEqual(found, [])
+        self.assertIn(exp2.__file__, self.package_files())
+
+    def test_imports_go_one_way(self):
+        """common <- exp1 ... exp7 <- calibration <- runner: no module imports one that
+        comes after it (so there is no cycle), and only the runner imports calibration."""
+        import ast
+        order = ["common"] + [f"exp{i}" for i in range(1, 8)] + ["calibration", "runner"]
+        for path in self.package_files():
+            name = os.path.basename(path)[:-3]
+            if name == "__init__":
+                continue
+            with open(path) as f:
+                tree = ast.parse(f.read())
+            imported = {node.module or "" for node in ast.walk(tree)
+                        if isinstance(node, ast.ImportFrom) and node.level == 1}
+            imported |= {a.name for node in ast.walk(tree)
+                         if isinstance(node, ast.ImportFrom) and node.level == 1
+                         and not node.module for a in node.names}
+            imported.discard("")
+            for other in imported:
+                self.assertLess(order.index(other), order.index(name), f"{name} imports {other}")
+            self.assertTrue(name == "runner" or "calibration" not in imported, name)
 
 
 def s_verdict(text):
@@ -416,25 +456,25 @@ class FlushCostTest(unittest.TestCase):
 
     def test_loss_per_flush_inverts_the_rate_model(self):
         # 10 flushes of 1 in a phase of 100 leave 90%, 5 leave 95%: the gain 0.95 / 0.9.
-        self.assertAlmostEqual(validate.loss_per_flush(100, 10, 100, 5, 0.95 / 0.9), 1.0)
-        self.assertAlmostEqual(validate.loss_per_flush(200, 10, 100, 2, 0.96 / 0.9), 2.0)
+        self.assertAlmostEqual(exp1.loss_per_flush(100, 10, 100, 5, 0.95 / 0.9), 1.0)
+        self.assertAlmostEqual(exp1.loss_per_flush(200, 10, 100, 2, 0.96 / 0.9), 2.0)
 
     def test_published_and_simulated_losses_come_from_their_figures(self):
-        base, dedup = validate.PUB_A["linux-4.5"], validate.PUB_A["linux-4.5-smt-dedup"]
+        base, dedup = exp1.PUB_A["linux-4.5"], exp1.PUB_A["linux-4.5-smt-dedup"]
         def row(pub, scale, irq_ns):
             return {"cpus": "8", "phase_ns": str(pub["ms"] * 1e6),
                     "nr_tlb_remote_flush_received": str(pub["received"] * scale),
                     "accesses_per_thread_ms": str(pub["acc"]), "irq_ns": str(irq_ns),
                     "ipis_received": "1000"}
         rows = {}
-        for seed in validate.EXP1_SEEDS:  # tlbsim receives half the flushes, as published
-            rows[validate.exp1_key("linux-4.5", seed)] = row(base, 0.5, 300000)
-            rows[validate.exp1_key("linux-4.5-smt-dedup", seed)] = row(dedup, 0.5, 300000)
-        text = validate.flush_cost_text(rows)
+        for seed in exp1.SEEDS:  # tlbsim receives half the flushes, as published
+            rows[exp1.key("linux-4.5", seed)] = row(base, 0.5, 300000)
+            rows[exp1.key("linux-4.5-smt-dedup", seed)] = row(dedup, 0.5, 300000)
+        text = exp1.flush_cost_text(rows)
         gain = dedup["acc"] / base["acc"]
         h = (gain - 1) / (gain * base["received"] / 8 / (base["ms"] * 1e6)
                           - dedup["received"] / 8 / (dedup["ms"] * 1e6))
-        fmt = validate.fmt
+        fmt = common.fmt
         self.assertIn(f"give h = {fmt(h / 1000, 2)} us per received flush, about "
                       f"{fmt(h * 3.4)} cycles at 3.4 GHz", text)
         self.assertIn(f"gives {fmt(2 * h / 1000, 2)} us (median of the seeds: the handler, "
@@ -443,84 +483,84 @@ class FlushCostTest(unittest.TestCase):
         self.assertIn(f"cost the interrupted reader {h * 3.4 / 600:.0f} times", text)
 
 
-@mock.patch.object(validate, "plot")
+@without_figures
 class OtherSectionsTest(unittest.TestCase):
     """Experiments 3, 4 (mmtests), 5 and 7 on rows whose verdict is known."""
 
-    def test_exp3_finds_the_balance_points_and_best_shifts(self, _plot):
+    def test_exp3_finds_the_balance_points_and_best_shifts(self):
         # INVLPG helps the readers up to 64 pages and the munmap below 50.
         rows = {}
-        for n in validate.NS:
+        for n in exp2.NS:
             # 100 ns of walk loads over 70 walks at 1.4 GHz: 2.0 cycles a walk.
             walks = dict(irq_ns=1000, tlb_misses=10, page_walks=70, walk_load_ns=100)
             rows[f"0/{n}"] = harness_row(1000 + 10 * n, 1100 if n <= 64 else 900, 5, **walks)
             rows[f"-1/{n}"] = harness_row(1500, 1000, 5, **walks)
         rows["check/3/128"] = dict(rows["0/128"], key="check/3/128")
         rows["check/3/256"] = dict(rows["-1/256"], key="check/3/256")
-        s = validate.exp3(rows)
+        s = exp3.section(rows)
         self.assertEqual(s.verdict, "best shift by access rate 4 (excludes the published 1), "
                                     "by munmap time 5; balance point 64 (access rate) / 32 "
                                     "(munmap) vs published 256")
         self.assertIn("identical CSV rows", "\n".join(s.parts))
         self.assertIn("add 2.0 cycles or less to the average walk", "\n".join(s.parts))
         rows["check/3/256"]["irq_ns"] = "1001"
-        self.assertIn("DIFFERENT rows", "\n".join(validate.exp3(rows).parts))
+        self.assertIn("DIFFERENT rows", "\n".join(exp3.section(rows).parts))
 
-    def test_mmtests_cost_averages_the_harness_integers_or_the_exact_costs(self, _plot):
-        costs = [10.5 + i / 10 for i in range(len(validate.MMTESTS_BANDS))]
-        rows = {validate.keystr(("mm", "m", "k", 2, n)): harness_row(1000, 1000, c)
-                for n, c in zip(validate.MMTESTS_BANDS, costs)}
-        self.assertEqual(validate.mmtests_cost(rows, "m", "k", 2), statistics.mean(
+    def test_mmtests_cost_averages_the_harness_integers_or_the_exact_costs(self):
+        costs = [10.5 + i / 10 for i in range(len(exp4.MMTESTS_BANDS))]
+        rows = {common.keystr(("mm", "m", "k", 2, n)): harness_row(1000, 1000, c)
+                for n, c in zip(exp4.MMTESTS_BANDS, costs)}
+        self.assertEqual(exp4.mmtests_cost(rows, "m", "k", 2), statistics.mean(
             int(c) for c in costs))
-        self.assertAlmostEqual(validate.mmtests_cost(rows, "m", "k", 2, exact=True),
+        self.assertAlmostEqual(exp4.mmtests_cost(rows, "m", "k", 2, exact=True),
                                statistics.mean(costs))
 
     @staticmethod
     def mmtests_rows():
         """mmtests rows in which each kernel INVLPGs as its rule says, 128 MiB in chunks."""
         rows = {}
-        for run in validate.mmtests_runs():
+        for run in exp4.mmtests_runs():
             _, machine, kernel, t, n = run.key
             invlpg = kernel != "3.4.69" and n <= (256 if kernel == "3.13-rc3" else 128)
             calls = 32768 // n
-            rows[validate.keystr(run.key)] = harness_row(
+            rows[common.keystr(run.key)] = harness_row(
                 1000, 1000, 6.0, op_count=calls,
                 nr_tlb_local_flush_one=calls * n if invlpg else 0, irq_ns=4000, ipis_received=2)
         return rows
 
-    def test_mmtests_flush_bound_prices_the_bands_that_differ_at_the_dearest_costs(self, _plot):
+    def test_mmtests_flush_bound_prices_the_bands_that_differ_at_the_dearest_costs(self):
         """Where the dearer kernel INVLPGs n pages, a band's cost grows by at most
         F x 350 n cycles / tail (the handlers are waited for); where it flushes whole, by
         F R / (tail - F R), R a refill of the 512-page working set at 45 cycles a walk."""
         rows = self.mmtests_rows()
         def band_rows(kernel):
-            return [rows[validate.keystr(("mm", "ivybridge-i3-3240", kernel, 1, n))]
-                    for n in validate.MMTESTS_BANDS]
+            return [rows[common.keystr(("mm", "ivybridge-i3-3240", kernel, 1, n))]
+                    for n in exp4.MMTESTS_BANDS]
         ghz, tail = 3.4, 10e6
         invlpg = sum(32768 // n * 350 * n / ghz / tail
-                     for n in validate.MMTESTS_BANDS if n <= 256) / 8 * 100
-        self.assertAlmostEqual(validate.mmtests_flush_bound(
+                     for n in exp4.MMTESTS_BANDS if n <= 256) / 8 * 100
+        self.assertAlmostEqual(exp4.mmtests_flush_bound(
             "ivybridge-i3-3240", band_rows("3.13-rc3"), band_rows("3.4.69")), invlpg)
-        flush_all = validate.topology_value("ivybridge-i3-3240", "costs", "flush_all")
+        flush_all = common.topology_value("ivybridge-i3-3240", "costs", "flush_all")
         refill = (512 * 45 + flush_all) / ghz
         full = sum(32768 // n * refill / (tail - 32768 // n * refill)
                    for n in (160, 224)) / 8 * 100
-        self.assertAlmostEqual(validate.mmtests_flush_bound(
+        self.assertAlmostEqual(exp4.mmtests_flush_bound(
             "ivybridge-i3-3240", band_rows("shift 2"), band_rows("3.13-rc3")), full)
         # The same kernel twice differs in no band.
-        self.assertEqual(validate.mmtests_flush_bound(
+        self.assertEqual(exp4.mmtests_flush_bound(
             "ivybridge-i3-3240", band_rows("3.4.69"), band_rows("3.4.69")), 0)
 
-        s = validate.Section("4", "t", "d")
-        validate.mmtests_part(s, rows)
+        s = common.Section("4", "t", "d")
+        exp4.mmtests_part(s, rows)
         text = "\n\n".join(s.parts)
         self.assertIn(f"| ivybridge-i3-3240 | 3.13-rc3 vs 3.4.69 | 1 | +116.9% | "
-                      f"{validate.signed(invlpg)} | +0.0% |", text)
+                      f"{common.signed(invlpg)} | +0.0% |", text)
         # A published fall is bounded by the other kernel's largest rise, as a fall.
-        rise = validate.mmtests_flush_bound("ivybridge-i3-3240", band_rows("3.13-rc3"),
-                                            band_rows("shift 2"))
+        rise = exp4.mmtests_flush_bound("ivybridge-i3-3240", band_rows("3.13-rc3"),
+                                        band_rows("shift 2"))
         self.assertIn(f"| ivybridge-i3-3240 | shift 2 vs 3.13-rc3 | 1 | -6.0% | "
-                      f"{validate.signed(-rise / (1 + rise / 100))} | +0.0% |", text)
+                      f"{common.signed(-rise / (1 + rise / 100))} | +0.0% |", text)
         self.assertIn("In 10 of the 12 cells the published change is larger than the "
                       "flushes can make at any sourced cost (ivybridge-i3-3240, 3.13-rc3 vs "
                       "3.4.69 at T = 1, 3; ", text)
@@ -530,16 +570,16 @@ class OtherSectionsTest(unittest.TestCase):
         self.assertIn("(in 6 of the 7 cells with a CPU per thread, more than the flushes can "
                       "make at any sourced cost)", s_verdict(text))
 
-    def test_exp5_at_the_published_figures_has_no_error(self, _plot):
+    def test_exp5_at_the_published_figures_has_no_error(self):
         def row(share, switch_mm, atomics, switches):
             # half of switch_mm time in atomics: the rest is one CR3 write per switch
-            switch_ns = switch_mm * validate.SKX_FLUSH_ALL * 2 / validate.SKX_GHZ
+            switch_ns = switch_mm * exp5.SKX_FLUSH_ALL * 2 / exp5.SKX_GHZ
             return {"phase_ns": str(switch_ns / (48 * share / 100)), "switch_mm_ns": str(switch_ns),
                     "switch_mm": str(switch_mm), "cpumask_atomics": str(atomics),
                     "context_switches": str(switches), "ipis_sent": "80", "op_count": "360"}
         old = row(1.9, 5000, 11712, 5000)
         # half the switches and half the switch_mm time: half the context-switch time
-        s = validate.exp5({"linux-4.19": old, "linux-4.20": row(0.95, 2500, 102, 2500)})
+        s = exp5.section({"linux-4.19": old, "linux-4.20": row(0.95, 2500, 102, 2500)})
         self.assertAlmostEqual(s.mdape, 0.0, places=9)
         self.assertIn("| switch_mm share of CPU, 4.19 | 1.90% | 1.90% | 0.0% |\n"
                       "| share of it in cpumask atomics, 4.19 | 50.00% | 50.00% | 0.0% |\n"
@@ -549,7 +589,7 @@ class OtherSectionsTest(unittest.TestCase):
                                     "(published: 'roughly halved'), switch_mm time by 50% and "
                                     "cpumask atomics from 11712 to 102")
         # Context switches alone do not halve it: the third row is then off.
-        s = validate.exp5({"linux-4.19": old, "linux-4.20": row(0.95, 50, 102, 5000)})
+        s = exp5.section({"linux-4.19": old, "linux-4.20": row(0.95, 50, 102, 5000)})
         self.assertNotIn("('roughly halved') | 50.00% | 50.00%", s.parts[1])
         self.assertNotIn("by 50% (published", s.verdict)
 
@@ -558,7 +598,7 @@ class OtherSectionsTest(unittest.TestCase):
         invalidation and INVLPGB alone 4%, no time at the locks."""
         rows = {}
         shares = {"linux-6.14": 40.0, "invlpgb": 4.0}
-        for key, *_ in validate.EXP7_CELLS:
+        for key, *_ in exp7.CELLS:
             common = {"ipis_sent": "1", "tlbi_broadcasts": "1", "op_ns_mean": "1000",
                       "lru_lock_acquisitions": "2", "lru_lock_ns": "0",
                       "mmap_lock_wait_ns": "0", "vma_lock_wait_ns": "0",
@@ -576,40 +616,41 @@ class OtherSectionsTest(unittest.TestCase):
                 loops[key] / (36 * (1 - share / 100))))
         return rows
 
-    def test_exp7_at_the_published_figures_has_no_error(self, _plot):
-        published = {key: p for key, _, _, _, p in validate.EXP7_CELLS}
-        s = validate.exp7(self.exp7_rows(published))
+    def test_exp7_at_the_published_figures_has_no_error(self):
+        published = {key: p for key, _, _, _, p in exp7.CELLS}
+        s = exp7.section(self.exp7_rows(published))
         self.assertAlmostEqual(s.mdape, 0.0, places=9)
         self.assertEqual(s.parts[1].count("| 0.0% |"), 6)
         self.assertEqual(s.verdict, "4/4 effects as published: INVLPGB changes loops/s by "
                                     "+0% alone and +58% with the LRU fix (published +0%, "
                                     "+58%), the LRU fix by +39% alone (published +39%); "
                                     "loops/s are 1.0x the published")
+        self.assertIn(f"Verdict: {s.verdict}.", s.parts)
 
-    def test_exp7_an_invlpgb_gain_without_the_lru_fix_disagrees(self, _plot):
-        loops = {key: p for key, _, _, _, p in validate.EXP7_CELLS}
+    def test_exp7_an_invlpgb_gain_without_the_lru_fix_disagrees(self):
+        loops = {key: p for key, _, _, _, p in exp7.CELLS}
         loops["invlpgb"] = loops["linux-6.14"] * 1.5  # published: no gain at all
-        s = validate.exp7(self.exp7_rows(loops))
+        s = exp7.section(self.exp7_rows(loops))
         self.assertTrue(s.verdict.startswith("3/4 effects as published"), s.verdict)
         self.assertIn("| INVLPGB, without the LRU fix | +0.0% | +50.0% | no |",
                       "\n\n".join(s.parts))
 
 
-    def test_exp7_states_the_vma_lock_lines_ceiling(self, _plot):
+    def test_exp7_states_the_vma_lock_lines_ceiling(self):
         """Two faults' locks per loop are four RMWs on the merged VMA's line: at
         amd-milan-36c's cross-CCD transfer the line serves clock / (4 x transfer)
         loops/s; the cells at 90% of it or more are named with their share."""
-        ghz = validate.topology_value("amd-milan-36c", "clock_ghz")
-        transfer = validate.topology_value("amd-milan-36c", "costs", "line_transfer", "socket")
+        ghz = common.topology_value("amd-milan-36c", "clock_ghz")
+        transfer = common.topology_value("amd-milan-36c", "costs", "line_transfer", "socket")
         rmws = 2 * (2 - 0.01)
         ceiling = ghz * 1e9 / (rmws * transfer)
-        loops = {key: p for key, _, _, _, p in validate.EXP7_CELLS}
-        text = "\n\n".join(validate.exp7(self.exp7_rows(loops)).parts)
-        self.assertIn(f"{validate.fmt(rmws, 2)} per loop", text)
-        self.assertIn(f"serves at most {validate.fmt(ceiling)} loops/s; no cell reaches 90%", text)
+        loops = {key: p for key, _, _, _, p in exp7.CELLS}
+        text = "\n\n".join(exp7.section(self.exp7_rows(loops)).parts)
+        self.assertIn(f"{common.fmt(rmws, 2)} per loop", text)
+        self.assertIn(f"serves at most {common.fmt(ceiling)} loops/s; no cell reaches 90%", text)
         self.assertIn("| faults that fell back to mmap_lock | 0.5% | 0.5% | 0.5% | 0.5% |", text)
         loops["invlpgb"] = loops["linux-6.15"] = 0.95 * ceiling
-        text = "\n\n".join(validate.exp7(self.exp7_rows(loops)).parts)
+        text = "\n\n".join(exp7.section(self.exp7_rows(loops)).parts)
         self.assertIn("the INVLPGB only and both (6.15) cells run at 95%, 95% of that", text)
 
 
@@ -663,12 +704,12 @@ class EndToEndTest(ScriptTestCase):
             self.skipTest("no tlbsim binary (set TLBSIM)")
 
     def test_harness_agrees_with_tlbsims_own_summary_line(self):
-        run = validate.Run(1, "small", "haswell-i7", "munmap", "linux-4.5",
-                           ["workload.file_size=2M", "workload.threads=4", "workload.tail_ms=1"])
-        row = validate.execute([run], self.tlbsim, 1, progress=False)[(1, "small")]
+        run = common.Run(1, "small", "haswell-i7", "munmap", "linux-4.5",
+                         ["workload.file_size=2M", "workload.threads=4", "workload.tail_ms=1"])
+        row = common.execute([run], self.tlbsim, 1, progress=False)[(1, "small")]
         self.assertEqual((row["topology"], row["workload"], row["policy"]),
                          ("haswell-i7", "munmap", "linux-4.5"))
-        ms, ns_call, acc, cost = validate.harness(row)
+        ms, ns_call, acc, cost = common.harness(row)
         self.assertEqual(row["summary"], f"munmap use {ms}ms {ns_call}ns/time, memory access "
                                          f"uses {acc} times/thread/ms, cost {cost}ns/time")
 
@@ -676,7 +717,7 @@ class EndToEndTest(ScriptTestCase):
     def test_experiment_5_writes_its_report_and_reuse_redraws_it(self):
         readme = os.path.join(self.tmp, "README.md")
         with open(readme, "w") as f:
-            f.write(f"{validate.README_BEGIN}\n{validate.README_END}\n")
+            f.write(f"{runner.README_BEGIN}\n{runner.README_END}\n")
         proc = self.run_script("validate.py", "--tlbsim", self.tlbsim, "--only", "5")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("validate: no exp1-smt-dedup.csv yet, section left out", proc.stderr)
@@ -684,8 +725,8 @@ class EndToEndTest(ScriptTestCase):
             "README.md", "docs/img/validation/exp5-lazy-tlb.png",
             "docs/img/validation/exp5-lazy-tlb.svg", "docs/validation.md",
             "plots/out/exp5-lazy-tlb-d.dat", "plots/out/exp5-lazy-tlb.csv"])
-        with mock.patch.object(validate, "OUT", os.path.join(self.tmp, "plots", "out")):
-            rows = validate.read_csv("exp5-lazy-tlb")
+        with mock.patch.object(common, "OUT", os.path.join(self.tmp, "plots", "out")):
+            rows = common.read_csv("exp5-lazy-tlb")
         self.assertEqual(sorted(rows), ["linux-4.19", "linux-4.20"])
         self.assertEqual(rows["linux-4.20"]["command"],
                          "tlbsim -T skylake-sp-2s-48 -w netperf-lazy -p linux-4.20")
