@@ -475,8 +475,8 @@ void engine_schedule_last(struct engine *engine, uint64_t time, unsigned lane, u
 		      target, arg);
 }
 
-/* Not const inside: finding the earliest event may refill bucket 0, which
- * changes how the queue is stored, not what it holds. */
+/* Bucket 0 holds the events at @last; else the earliest is the smallest time
+ * of the first non-empty bucket, found without moving anything. */
 uint64_t engine_next_time(const struct engine *engine)
 {
 	const struct bucket *b0 = &engine->buckets[0];

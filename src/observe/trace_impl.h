@@ -88,7 +88,7 @@ struct trace {
 	struct trace_cpu *cpus;
 	unsigned nr_tasks;
 	/* Each task's syscall in flight (name, args), to reopen its slice when
-	 * the task slept inside it and runs again (trace_syscall_resume()). */
+	 * the task slept inside it and runs again (probe_syscall_resume()). */
 	uint32_t *task_syscall, *task_syscall_args;
 	uint32_t *task_names;
 	GArray *records;      /* struct record */
