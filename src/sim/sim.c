@@ -129,7 +129,7 @@ static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *i
 		uint64_t end = ir->phase_end[w->report_phase];
 		r->phase_cycles = end > begin ? end - begin : 0;
 	}
-	r->op_cycles = g_array_copy(ir->op_cycles);
+	r->op_cycles = histogram_copy(ir->op_cycles);
 	r->accessor_threads = ir->accessor_threads;
 	r->accesses = ir->accesses;
 	r->round_accesses = ir->round_accesses;
@@ -238,7 +238,6 @@ void sim_result_free(struct sim_result *result)
 		return;
 	g_free(result->per_cpu);
 	g_free(result->tlb_occupancy);
-	if (result->op_cycles)
-		g_array_free(result->op_cycles, TRUE);
+	histogram_free(result->op_cycles);
 	g_free(result);
 }

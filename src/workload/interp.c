@@ -93,8 +93,7 @@ static void interp_syscall_done(struct kernel *k, void *ctx, uint64_t time)
 	struct itask *ts = ctx;
 	struct interp *ip = ts->interp;
 	if (ts->syscall_kind == ip->w->report_op && ts->syscall_counted) {
-		uint64_t latency = time - ts->syscall_start;
-		g_array_append_val(ip->results.op_cycles, latency);
+		histogram_add(ip->results.op_cycles, time - ts->syscall_start);
 	}
 	sched_continue_at(k, &k->machine->cpus[ts->task.cpu], time, WORK_KERNEL);
 }
@@ -391,7 +390,7 @@ struct interp *interp_new(struct kernel *k, const struct workload *workload, con
 	ip->results.phase_end = g_new0(uint64_t, workload->nr_phases + 1);
 	for (unsigned p = 0; p < workload->nr_phases; p++)
 		ip->results.phase_begin[p] = UINT64_MAX;
-	ip->results.op_cycles = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	ip->results.op_cycles = histogram_new();
 	layout(ip, seed);
 	if (!create_tasks(ip, file, seed, error)) {
 		interp_free(ip);
@@ -419,7 +418,7 @@ void interp_free(struct interp *ip)
 	g_free(ip->flags);
 	g_free(ip->results.phase_begin);
 	g_free(ip->results.phase_end);
-	g_array_free(ip->results.op_cycles, TRUE);
+	histogram_free(ip->results.op_cycles);
 	if (ip->error)
 		g_error_free(ip->error);
 	g_free(ip);

@@ -16,6 +16,7 @@
 #include "tlbsim/machine/machine.h"
 #include "tlbsim/machine/topology.h"
 #include "tlbsim/observe/trace.h"
+#include "tlbsim/util/histogram.h"
 #include "tlbsim/workload/workload.h"
 
 /* The budgets when none is given: enough for any workload that terminates
@@ -60,7 +61,7 @@ struct sim_result {
 	/* From the interpreter. */
 	unsigned nr_phases;
 	uint64_t phase_cycles; /* the report phase's duration, or sim_cycles */
-	GArray *op_cycles;     /* uint64_t latency per report_op call */
+	struct histogram *op_cycles; /* latency per report_op call */
 	uint64_t accessor_threads;
 	uint64_t accesses;
 	uint64_t round_accesses;

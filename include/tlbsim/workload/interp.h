@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <glib.h>
 #include "tlbsim/kernel/kernel.h"
+#include "tlbsim/util/histogram.h"
 #include "tlbsim/workload/workload.h"
 
 struct interp;
@@ -23,7 +24,9 @@ struct interp_results {
 	unsigned nr_phases;
 	uint64_t *phase_begin; /* cycles; first begin of each phase */
 	uint64_t *phase_end;   /* cycles; last end */
-	GArray *op_cycles;     /* uint64_t latency of each report_op call, in call order */
+	/* The latency of each report_op call, in bounded memory (a loop of
+	 * calls may run for billions of them). */
+	struct histogram *op_cycles;
 	uint64_t accessor_threads; /* tasks that made at least one access */
 	uint64_t accesses;
 	uint64_t round_accesses; /* accesses in completed rounds (the harness's actime * p) */
