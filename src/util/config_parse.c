@@ -122,36 +122,56 @@ static const char *find_duplicate_key(const cJSON *json)
 
 
 /*
- * Refuse duplicate keys anywhere below @node.  Recursion depth is bounded by
- * cJSON's nesting limit (CJSON_NESTING_LIMIT, 1000).
+ * The way from the node config_check_duplicates() started at down to the
+ * node it is at: the walk formats no JSON path unless it finds a duplicate.
  */
-bool config_check_duplicates(const struct config_node *node, GError **error)
-{
-	const cJSON *json = node->json;
+struct walk_step {
+	const struct walk_step *up; /* NULL: the start */
+	const cJSON *item;          /* a member (named item->string) or an element */
+	int index;                  /* the element's index; -1 for a member */
+};
 
+static struct config_node walk_node(const struct config_node *start, const struct walk_step *at)
+{
+	if (at == NULL)
+		return *start;
+	struct config_node up = walk_node(start, at->up);
+	return at->index < 0 ? config_node_member(&up, at->item, at->item->string)
+			     : config_node_element(&up, at->item, at->index);
+}
+
+static bool check_below(const cJSON *json, const struct config_node *start,
+			const struct walk_step *at, GError **error)
+{
 	if (cJSON_IsObject(json)) {
 		const char *dup = find_duplicate_key(json);
 		if (dup != NULL) {
 			GString *key = g_string_new(NULL);
 			config_append_quoted(key, dup);
-			config_set_error(error, node, "duplicate key %s", key->str);
+			struct config_node node = walk_node(start, at);
+			config_set_error(error, &node, "duplicate key %s", key->str);
 			g_string_free(key, TRUE);
 			return false;
 		}
-		for (const cJSON *item = json->child; item != NULL; item = item->next) {
-			struct config_node child = config_node_member(node, item, item->string);
-			if (!config_check_duplicates(&child, error))
-				return false;
-		}
-	} else if (cJSON_IsArray(json)) {
+	}
+	if (cJSON_IsObject(json) || cJSON_IsArray(json)) {
 		int index = 0;
 		for (const cJSON *item = json->child; item != NULL; item = item->next, index++) {
-			struct config_node child = config_node_element(node, item, index);
-			if (!config_check_duplicates(&child, error))
+			struct walk_step step = {at, item, cJSON_IsObject(json) ? -1 : index};
+			if (!check_below(item, start, &step, error))
 				return false;
 		}
 	}
 	return true;
+}
+
+/*
+ * Refuse duplicate keys anywhere below @node.  Recursion depth is bounded by
+ * cJSON's nesting limit (CJSON_NESTING_LIMIT, 1000).
+ */
+bool config_check_duplicates(const struct config_node *node, GError **error)
+{
+	return check_below(node->json, node, NULL, error);
 }
 
 /*

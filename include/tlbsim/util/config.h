@@ -37,6 +37,16 @@ struct config_node config_root(const cJSON *json, const char *file);
 /* Cursor on member @key of an object or element @index of an array. */
 struct config_node config_child(const struct config_node *parent, const char *key);
 struct config_node config_index(const struct config_node *parent, int index);
+/*
+ * Cursors on a member or an element already in hand: @item is member @key of
+ * @parent, or its element number @index.  A loop over an array walks its
+ * items (item = item->next) with config_node_element(), which is linear;
+ * config_index() finds element @index from the first each time.
+ */
+struct config_node config_node_member(const struct config_node *parent, const cJSON *item,
+				      const char *key);
+struct config_node config_node_element(const struct config_node *parent, const cJSON *item,
+				       int index);
 
 /*
  * Refuse any key of @node that is not in the NULL-terminated @allowed list.

@@ -109,6 +109,16 @@ struct workload {
 	char **flag_names;
 	unsigned nr_phases;
 	char **phase_names;
+	/* Lookups by name, built as the names are read: name (the strings
+	 * above, borrowed) -> index + 1 (GUINT_TO_POINTER).  @region_names
+	 * borrows the regions' names, NULL-terminated, for suggestions. */
+	GHashTable *param_index;
+	GHashTable *mm_index;
+	GHashTable *region_index;
+	char **region_names;
+	GHashTable *flag_index;
+	GHashTable *phase_index;
+	GHashTable *group_index;
 	/* What the CSV's op_* columns and the summary describe. */
 	enum op_kind report_op;
 	int report_phase; /* -1: the whole run */
