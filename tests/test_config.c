@@ -191,7 +191,7 @@ Test(config_parse, case_differing_keys_are_not_duplicates)
 Test(config_file, loads_fixture)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-valid.json", &err);
+	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-valid.json", NULL, &err);
 	cr_assert_not_null(json, "%s", err != NULL ? err->message : "?");
 	cr_expect(cJSON_IsObject(json));
 	cJSON_Delete(json);
@@ -200,7 +200,7 @@ Test(config_file, loads_fixture)
 Test(config_file, syntax_error_names_file)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-syntax-error.json", &err);
+	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-syntax-error.json", NULL, &err);
 	cr_assert_null(json);
 	check_error(&err, TLBSIM_ERROR_PARSE,
 		    TLBSIM_TEST_DATA "/config-syntax-error.json:4:15: invalid JSON near "
@@ -210,7 +210,7 @@ Test(config_file, syntax_error_names_file)
 Test(config_file, duplicate_key_names_file)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-duplicate-key.json", &err);
+	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-duplicate-key.json", NULL, &err);
 	cr_assert_null(json);
 	check_error(&err, TLBSIM_ERROR_INVALID,
 		    TLBSIM_TEST_DATA "/config-duplicate-key.json: $.costs: duplicate key "
@@ -220,7 +220,7 @@ Test(config_file, duplicate_key_names_file)
 Test(config_file, empty_file)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-empty.json", &err);
+	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-empty.json", NULL, &err);
 	cr_assert_null(json);
 	check_error(&err, TLBSIM_ERROR_PARSE,
 		    TLBSIM_TEST_DATA "/config-empty.json: empty file, expected a JSON value");
@@ -229,7 +229,7 @@ Test(config_file, empty_file)
 Test(config_file, missing_file)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/no-such-file.json", &err);
+	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/no-such-file.json", NULL, &err);
 	cr_assert_null(json);
 	check_error(&err, TLBSIM_ERROR_IO,
 		    TLBSIM_TEST_DATA "/no-such-file.json: cannot open: No such file or directory");
@@ -238,7 +238,7 @@ Test(config_file, missing_file)
 Test(config_file, directory)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TLBSIM_TEST_DATA, &err);
+	cJSON *json = config_load_file(TLBSIM_TEST_DATA, NULL, &err);
 	cr_assert_null(json);
 	check_error(&err, TLBSIM_ERROR_IO, TLBSIM_TEST_DATA ": cannot read: Is a directory");
 }
@@ -268,7 +268,7 @@ Test(config_file, too_large_is_refused_before_reading)
 {
 	GError *err = NULL;
 	char *path = temp_file("{}", 2, (16L << 20) + 1);
-	cJSON *json = config_load_file(path, &err);
+	cJSON *json = config_load_file(path, NULL, &err);
 	cr_expect_null(json);
 	char *expected = g_strdup_printf(
 	    "%s: file is 16777217 bytes, more than the 16 MiB an input file may have", path);
@@ -282,7 +282,7 @@ Test(config_file, exactly_16_mib_is_accepted)
 {
 	GError *err = NULL;
 	char *path = temp_file("{}", 2, 16L << 20);
-	cJSON *json = config_load_file(path, &err);
+	cJSON *json = config_load_file(path, NULL, &err);
 	cr_expect_not_null(json, "%s", err != NULL ? err->message : "?");
 	cJSON_Delete(json);
 	g_clear_error(&err);
@@ -294,7 +294,7 @@ Test(config_file, nul_byte)
 {
 	GError *err = NULL;
 	char *path = temp_file("{\n \"a\": 1\0}", 11, 0);
-	cJSON *json = config_load_file(path, &err);
+	cJSON *json = config_load_file(path, NULL, &err);
 	cr_expect_null(json);
 	char *expected = g_strdup_printf("%s:2:8: NUL byte in the file (not a text file?)", path);
 	check_error(&err, TLBSIM_ERROR_PARSE, expected);

@@ -319,7 +319,7 @@ static char *gen_policy(struct gen *g, struct gen_case *c, bool short_slices)
 	c->policy_name = presets[rng_below(&g->rng, G_N_ELEMENTS(presets))];
 	char *path = g_strdup_printf(TLBSIM_SOURCE_DIR "/policies/%s.json", c->policy_name);
 	GError *error = NULL;
-	cJSON *json = config_load_file(path, &error);
+	cJSON *json = config_load_file(path, NULL, &error);
 	cr_assert_not_null(json, "%s", error ? error->message : "");
 	char *sets[3] = {NULL, NULL, NULL};
 	if (chance(g, 40)) {
@@ -870,7 +870,7 @@ static bool load_case(const struct gen_case *c, struct loaded *l, GString *probl
 		if ((l->policy = policy_from_json(pjson, "policy", &error)) &&
 		    load_one(c->workload, "workload", &wjson, problems)) {
 			l->workload = workload_from_json(wjson, "workload",
-							 topology_nr_cpus(l->topology), &error);
+							 topology_nr_cpus(l->topology), NULL, &error);
 			cJSON_Delete(wjson);
 		}
 		cJSON_Delete(pjson);

@@ -64,7 +64,7 @@ struct rig {
 static struct topology *load_topology(void)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TINY, &err);
+	cJSON *json = config_load_file(TINY, NULL, &err);
 
 	cr_assert_not_null(json, "%s", err ? err->message : "?");
 	cr_assert(config_apply_set(json, "clock_ghz", "2.0", &err), "%s", err ? err->message : "?");
@@ -87,7 +87,7 @@ static struct workload *load_workload(const char *text, const char *summary, uns
 		cr_assert_not_null(report);
 		cJSON_AddStringToObject(report, "summary", summary);
 	}
-	struct workload *w = workload_from_json(json, "test_report.c", nr_cpus, &err);
+	struct workload *w = workload_from_json(json, "test_report.c", nr_cpus, NULL, &err);
 	cJSON_Delete(json);
 	cr_assert_not_null(w, "%s", err ? err->message : "?");
 	return w;

@@ -58,7 +58,7 @@ static struct sim_result *run_with_budget(const char *workload, uint64_t max_eve
 {
 	GError *local = NULL;
 	char *tpath = g_build_filename(TLBSIM_TEST_DATA, "tiny-2cpu.json", NULL);
-	cJSON *t = config_load_file(tpath, &local);
+	cJSON *t = config_load_file(tpath, NULL, &local);
 	struct topology *topo = topology_from_json(t, tpath, &local);
 	cr_assert_not_null(topo);
 	cJSON *p = config_parse_string(
@@ -68,12 +68,12 @@ static struct sim_result *run_with_budget(const char *workload, uint64_t max_eve
 	struct policy *policy = policy_from_json(p, "policy", &local);
 	cr_assert_not_null(policy);
 	cJSON *w = config_parse_string(workload, "w", &local);
-	struct workload *wl = workload_from_json(w, "w", 2, &local);
+	struct workload *wl = workload_from_json(w, "w", 2, NULL, &local);
 	cr_assert_not_null(wl);
 	struct sim_input input = {.topology = topo, .workload = wl, .policy = policy,
 				  .workload_file = "w", .seed = 1, .run_ahead = true,
 				  .max_events = max_events, .max_sim_ns = max_sim_ns,
-				  .max_wall_seconds = max_wall_seconds};
+				  .stop = stop_from_now(NULL, max_wall_seconds)};
 	struct sim_result *r = sim_run(&input, error);
 	workload_free(wl);
 	policy_free(policy);

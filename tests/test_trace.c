@@ -67,7 +67,7 @@ static char *bundled_workload(const char *name, const char *const *params)
 	GError *error = NULL;
 	char *path = inputs_resolve(INPUT_WORKLOAD, name, &error);
 	cr_assert_not_null(path, "%s", error ? error->message : "");
-	cJSON *json = config_load_file(path, &error);
+	cJSON *json = config_load_file(path, NULL, &error);
 	cr_assert_not_null(json, "%s", error ? error->message : "");
 	for (const char *const *p = params; p && *p; p++) {
 		char **kv = g_strsplit(*p, "=", 2);

@@ -39,7 +39,7 @@ static struct workload *load_text(const char *text, const char *file, unsigned n
 {
 	cJSON *json = config_parse_string(text, file, err);
 	cr_assert_not_null(json, "not JSON: %s", *err != NULL ? (*err)->message : "?");
-	struct workload *w = workload_from_json(json, file, nr_cpus, err);
+	struct workload *w = workload_from_json(json, file, nr_cpus, NULL, err);
 	cJSON_Delete(json);
 	return w;
 }
@@ -1086,7 +1086,7 @@ Test(workload_errors, long_bad_expression_is_quoted_short)
 	GError *err = NULL;
 	cJSON *json = config_parse_string(text, "t.json", &err);
 	cr_assert_not_null(json);
-	cr_assert_null(workload_from_json(json, "t.json", 2, &err));
+	cr_assert_null(workload_from_json(json, "t.json", 2, NULL, &err));
 	cr_expect_lt(strlen(err->message), 200, "%s", err->message);
 	cr_expect(strstr(err->message, "((((...\"") != NULL, "%s", err->message);
 	g_error_free(err);

@@ -17,7 +17,8 @@
 #include "tlbsim/cli/sweep.h"
 
 /*
- * Set by SIGINT/SIGTERM; the run stops at its next slice, writing nothing.
+ * Set by SIGINT/SIGTERM; whatever phase the program is in polls it (stop.h)
+ * and stops, writing nothing.
  * The one global: a signal handler can reach nothing else.  A lock-free
  * atomic so that a sweep's worker threads may read it too.
  */

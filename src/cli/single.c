@@ -147,14 +147,18 @@ int single_run(const struct options *o, const struct labels *labels,
 	struct inputs inputs;
 	/* The per-CPU CSV, the trace, the time series: committed in this order. */
 	struct output_file *files[3] = {NULL, NULL, NULL};
+	/* The wall-time budget counts from here: loading can take long too. */
+	struct stop stop = stop_from_now(cancel, o->max_wall_seconds);
 	struct inputs_request request = {
 		.names = {o->topology, o->workload, o->policy},
 		.sets = (const char *const *)o->sets,
+		.stop = &stop,
 	};
 	if (!inputs_load(&request, &inputs, &error)) {
 		g_printerr("tlbsim: %s\n", error->message);
+		int code = cli_exit_code(error);
 		g_error_free(error);
-		return EXIT_INPUT;
+		return code;
 	}
 	struct sim_input input = {
 		.topology = inputs.topology,
@@ -165,8 +169,7 @@ int single_run(const struct options *o, const struct labels *labels,
 		.run_ahead = !o->no_run_ahead,
 		.max_events = (uint64_t)o->max_events,
 		.max_sim_ns = (uint64_t)o->max_sim_ns,
-		.max_wall_seconds = o->max_wall_seconds,
-		.cancel = cancel,
+		.stop = stop,
 		.trace = o->trace ? trace : NULL,
 		.timeseries_interval_ns = o->timeseries ? (uint64_t)o->interval : 0,
 	};

@@ -379,7 +379,7 @@ static const char *default_policy(const struct topology *topology)
 /* @kind's reader on @json, into @inputs (the policy checked against the
  * topology, which the workload needs too). */
 static bool read_kind(enum inputs_kind kind, const cJSON *json, struct inputs *inputs,
-		      GError **error)
+		      const struct stop *stop, GError **error)
 {
 	const char *file = inputs->paths[kind];
 	switch (kind) {
@@ -391,8 +391,8 @@ static bool read_kind(enum inputs_kind kind, const cJSON *json, struct inputs *i
 		return inputs->policy && policy_check_topology(inputs->policy, inputs->topology,
 								error);
 	case INPUT_WORKLOAD:
-		inputs->workload = workload_from_json(json, file,
-						      topology_nr_cpus(inputs->topology), error);
+		inputs->workload = workload_from_json(json, file, topology_nr_cpus(inputs->topology),
+						      stop, error);
 		return inputs->workload != NULL;
 	default:
 		g_assert_not_reached();
@@ -401,11 +401,11 @@ static bool read_kind(enum inputs_kind kind, const cJSON *json, struct inputs *i
 
 /* Load @kind's file (inputs->paths[kind]), apply @sets, read it. */
 static bool load_with(enum inputs_kind kind, const char *const *sets, struct inputs *inputs,
-		      GError **error)
+		      const struct stop *stop, GError **error)
 {
-	cJSON *json = config_load_file(inputs->paths[kind], error);
+	cJSON *json = config_load_file(inputs->paths[kind], stop, error);
 	bool ok = json && apply_sets(kind, json, sets, error) &&
-		  read_kind(kind, json, inputs, error);
+		  read_kind(kind, json, inputs, stop, error);
 	cJSON_Delete(json);
 	return ok;
 }
@@ -414,7 +414,8 @@ static bool load_with(enum inputs_kind kind, const char *const *sets, struct inp
  * The message @kind fails to load with under @sets (g_free), NULL if it
  * loads; @inputs gives the path and the topology, and is not changed.
  */
-static char *probe(enum inputs_kind kind, const char *const *sets, const struct inputs *inputs)
+static char *probe(enum inputs_kind kind, const char *const *sets, const struct inputs *inputs,
+		   const struct stop *stop)
 {
 	struct inputs scratch = {.topology = inputs->topology};
 	if (kind == INPUT_TOPOLOGY)
@@ -422,7 +423,7 @@ static char *probe(enum inputs_kind kind, const char *const *sets, const struct 
 	scratch.paths[kind] = inputs->paths[kind];
 	GError *error = NULL;
 	char *message = NULL;
-	if (!load_with(kind, sets, &scratch, &error))
+	if (!load_with(kind, sets, &scratch, stop, &error))
 		message = g_strdup(error->message);
 	g_clear_error(&error);
 	if (kind == INPUT_TOPOLOGY)
@@ -523,15 +524,15 @@ static bool is_about(enum inputs_kind kind, const cJSON *file, const char *arg,
  * once a load has failed.
  */
 static void blame_set(enum inputs_kind kind, const char *const *sets,
-		      const struct inputs *inputs, GError **error)
+		      const struct inputs *inputs, const struct stop *stop, GError **error)
 {
 	const char *message = (*error)->message;
 	GPtrArray *others = sets_without(sets, kind, NULL);
-	char *alone = probe(kind, (const char *const *)others->pdata, inputs);
+	char *alone = probe(kind, (const char *const *)others->pdata, inputs, stop);
 	bool own = alone && strcmp(alone, message) == 0;
 	g_free(alone);
 	g_ptr_array_free(others, TRUE);
-	cJSON *file = own ? NULL : config_load_file(inputs->paths[kind], NULL);
+	cJSON *file = own ? NULL : config_load_file(inputs->paths[kind], stop, NULL);
 	if (!file)
 		return;
 	size_t len = strlen(prefixes[kind]);
@@ -540,7 +541,7 @@ static void blame_set(enum inputs_kind kind, const char *const *sets,
 		if (strncmp(*s, prefixes[kind], len) != 0 || (*s)[len] != '.')
 			continue;
 		GPtrArray *rest = sets_without(sets, kind, *s);
-		char *without = probe(kind, (const char *const *)rest->pdata, inputs);
+		char *without = probe(kind, (const char *const *)rest->pdata, inputs, stop);
 		g_ptr_array_free(rest, TRUE);
 		if (!without || strcmp(without, message) != 0) {
 			culprit = *s;
@@ -568,10 +569,10 @@ static bool load_kind(const struct inputs_request *request, enum inputs_kind kin
 	inputs->paths[kind] = inputs_resolve(kind, wanted, error);
 	if (!inputs->paths[kind])
 		return false;
-	cJSON *json = config_load_file(inputs->paths[kind], error);
+	cJSON *json = config_load_file(inputs->paths[kind], request->stop, error);
 	bool ok = json && apply_sets(kind, json, request->sets, error);
-	if (ok && !read_kind(kind, json, inputs, error)) {
-		blame_set(kind, request->sets, inputs, error);
+	if (ok && !read_kind(kind, json, inputs, request->stop, error)) {
+		blame_set(kind, request->sets, inputs, request->stop, error);
 		ok = false;
 	}
 	if (ok) {
@@ -590,6 +591,11 @@ bool inputs_load(const struct inputs_request *request, struct inputs *inputs, GE
 	    !load_kind(request, INPUT_POLICY, inputs, error) ||
 	    !load_kind(request, INPUT_WORKLOAD, inputs, error)) {
 		inputs_clear(inputs);
+		/* A stop makes any step fail, with a message of its own or not. */
+		if (stop_requested(request->stop)) {
+			g_clear_error(error);
+			stop_set_error(request->stop, error);
+		}
 		return false;
 	}
 	return true;

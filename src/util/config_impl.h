@@ -22,6 +22,9 @@ bool config_append_escaped(GString *out, const char *s, const char *end, size_t 
 void config_append_quoted(GString *out, const char *s);
 /* What a message calls the type of @json ("a string", "an object", ...). */
 const char *config_type_name(const cJSON *json);
+/* cJSON_ParseWithOpts(@text, @end, true), one parse at a time in the
+ * process (config_parse.c). */
+cJSON *config_cjson_parse(const char *text, const char **end);
 /* Refuse a key given twice in any object of @node's tree. */
 bool config_check_duplicates(const struct config_node *node, GError **error);
 

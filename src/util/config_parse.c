@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include "config_impl.h"
 #include "tlbsim/util/error.h"
+#include "tlbsim/util/stop.h"
 
 /* Input files are hand-written descriptions of a few KiB; 16 MiB is a mistake. */
 #define CONFIG_MAX_FILE_BYTES ((size_t)16 << 20)
@@ -216,6 +217,18 @@ static unsigned depth_at(const char *text, const char *stop)
 	return depth;
 }
 
+/* cJSON parses take turns: cJSON keeps the position of a failed parse in a
+ * global, and a parse abandoned by a stop (below) may still be running. */
+static GMutex cjson_turn;
+
+cJSON *config_cjson_parse(const char *text, const char **end)
+{
+	g_mutex_lock(&cjson_turn);
+	cJSON *json = cJSON_ParseWithOpts(text, end, true);
+	g_mutex_unlock(&cjson_turn);
+	return json;
+}
+
 /* Parse @text (@what: "file" or "input", for the empty-input message). */
 static cJSON *parse_text(const char *text, const char *name, const char *what, GError **error)
 {
@@ -229,7 +242,7 @@ static cJSON *parse_text(const char *text, const char *name, const char *what, G
 	}
 
 	const char *stop = NULL;
-	cJSON *json = cJSON_ParseWithOpts(text, &stop, true);
+	cJSON *json = config_cjson_parse(text, &stop);
 	if (json == NULL) {
 		stop = stop != NULL ? stop : text;
 		if (depth_at(text, stop) >= CJSON_NESTING_LIMIT) {
@@ -279,13 +292,18 @@ static void set_io_error(GError **error, const char *path, const char *doing, in
  * by their size before reading, anything else (a pipe) while reading.
  * Returns a NUL-terminated buffer (g_free) and its length.
  */
-static char *read_bounded(const char *path, size_t *length, GError **error)
+static char *read_bounded(const char *path, const struct stop *stop, size_t *length,
+			  GError **error)
 {
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0, cap;
 
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd;
+	/* open() of a FIFO waits for a writer; a signal interrupts it (EINTR). */
+	while ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR)
+		if (!stop_check(stop, error))
+			return NULL;
 	if (fd < 0) {
 		set_io_error(error, path, "open", errno);
 		return NULL;
@@ -308,9 +326,11 @@ static char *read_bounded(const char *path, size_t *length, GError **error)
 			cap = MIN(cap * 2, CONFIG_MAX_FILE_BYTES + 1);
 			buf = g_realloc(buf, cap + 1);
 		}
+		if (!stop_check(stop, error))
+			goto out_free_buf;
 		ssize_t n = read(fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)
-			continue;
+			continue; /* a signal: stop_check() says if it was for us */
 		if (n < 0) {
 			set_io_error(error, path, "read", errno);
 			goto out_free_buf;
@@ -337,13 +357,98 @@ out_close:
 	return NULL;
 }
 
-cJSON *config_load_file(const char *path, GError **error)
+/*
+ * A parse that a stop may abandon: cJSON's parse cannot be interrupted, and
+ * takes about a second for a 16 MiB file.  It runs on a thread of its own
+ * while the caller polls the stop; an abandoned parse finishes in the
+ * background and frees what it made.
+ */
+struct parse_job {
+	char *text;
+	char *name;
+	cJSON *json;
+	GError *error;
+	GMutex lock; /* with @done: the hand-over of the result */
+	GCond done;
+	bool finished;  /* the thread has set @json or @error */
+	bool abandoned; /* the caller has gone: the thread frees the job */
+};
+
+/* Files from this size on are parsed on a thread of their own (tens of ms). */
+#define PARSE_ON_A_THREAD ((size_t)1 << 20)
+/* How often the caller of a parse on a thread looks at the stop request. */
+#define PARSE_POLL_US 10000
+
+static void parse_job_free(struct parse_job *job)
+{
+	cJSON_Delete(job->json);
+	g_clear_error(&job->error);
+	g_free(job->text);
+	g_free(job->name);
+	g_mutex_clear(&job->lock);
+	g_cond_clear(&job->done);
+	g_free(job);
+}
+
+static cJSON *parse_file_text(const char *text, const char *name, GError **error)
+{
+	return parse_text(text, name, "file", error);
+}
+
+static gpointer parse_job_run(gpointer data)
+{
+	struct parse_job *job = data;
+	job->json = parse_file_text(job->text, job->name, &job->error);
+	g_mutex_lock(&job->lock);
+	job->finished = true;
+	bool abandoned = job->abandoned;
+	g_cond_signal(&job->done);
+	g_mutex_unlock(&job->lock);
+	if (abandoned)
+		parse_job_free(job);
+	return NULL;
+}
+
+/* parse_text() of @text (taken over) on a thread, waiting as long as @stop allows. */
+static cJSON *parse_waiting(char *text, const char *name, const struct stop *stop,
+			    GError **error)
+{
+	struct parse_job *job = g_new0(struct parse_job, 1);
+	job->text = text;
+	job->name = g_strdup(name);
+	g_mutex_init(&job->lock);
+	g_cond_init(&job->done);
+	GThread *thread = g_thread_try_new("tlbsim-parse", parse_job_run, job, NULL);
+	if (!thread) { /* no thread to be had: parse here */
+		job->json = parse_file_text(text, name, &job->error);
+		job->finished = true;
+	}
+	g_mutex_lock(&job->lock);
+	while (!job->finished && !stop_requested(stop))
+		g_cond_wait_until(&job->done, &job->lock, g_get_monotonic_time() + PARSE_POLL_US);
+	bool finished = job->finished;
+	job->abandoned = !finished;
+	g_mutex_unlock(&job->lock);
+	if (thread)
+		g_thread_unref(thread); /* detached: an abandoned parse ends on its own */
+	if (!finished) {
+		stop_set_error(stop, error);
+		return NULL;
+	}
+	cJSON *json = job->json;
+	job->json = NULL;
+	if (job->error)
+		g_propagate_error(error, g_steal_pointer(&job->error));
+	parse_job_free(job);
+	return json;
+}
+
+cJSON *config_load_file(const char *path, const struct stop *stop, GError **error)
 {
 	size_t len;
-	cJSON *json = NULL;
 
 	g_assert(path != NULL);
-	char *text = read_bounded(path, &len, error);
+	char *text = read_bounded(path, stop, &len, error);
 	if (text == NULL)
 		return NULL;
 
@@ -354,11 +459,19 @@ cJSON *config_load_file(const char *path, GError **error)
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
 			    "%s:%u:%u: NUL byte in the file (not a text file?)", path, line,
 			    column);
-		goto out_free_text;
+		g_free(text);
+		return NULL;
 	}
-	json = parse_text(text, path, "file", error);
-
-out_free_text:
-	g_free(text);
+	cJSON *json;
+	if (stop && len >= PARSE_ON_A_THREAD) {
+		json = parse_waiting(text, path, stop, error);
+	} else {
+		json = parse_file_text(text, path, error);
+		g_free(text);
+	}
+	if (json && !stop_check(stop, error)) {
+		cJSON_Delete(json);
+		json = NULL;
+	}
 	return json;
 }

@@ -194,7 +194,7 @@ static void set_last(cJSON *parent, const struct set_step *step, cJSON *value)
 /* @value as JSON, else as a string; NULL (with an error) on duplicate keys. */
 static cJSON *parse_set_value(const char *path, const char *value, GError **error)
 {
-	cJSON *json = cJSON_ParseWithOpts(value, NULL, true);
+	cJSON *json = config_cjson_parse(value, NULL);
 	if (json == NULL)
 		return cJSON_CreateString(value);
 

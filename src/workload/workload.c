@@ -44,6 +44,7 @@ static bool scope_lookup(void *ctx, const char *name, int64_t *value)
 struct load_ctx {
 	const struct workload *w;
 	unsigned nr_cpus;
+	const struct stop *stop;
 };
 
 static bool load_lookup(void *ctx, const char *name, int64_t *value)
@@ -277,7 +278,7 @@ static bool parse_regions(const struct config_node *root, struct workload *w,
 	for (const cJSON *item = list->child; item; item = item->next, i++) {
 		struct config_node child = config_node_element(&node, item, i);
 		struct region *r = &w->regions[w->nr_regions++];
-		if (!parse_region(&child, w, lc, r, &ptes, error))
+		if (!stop_check(lc->stop, error) || !parse_region(&child, w, lc, r, &ptes, error))
 			return false;
 		if (workload_index_find(w->region_index, r->name) >= 0) {
 			config_set_error(error, &child, "duplicate region name \"%s\"", r->name);
@@ -305,7 +306,7 @@ static bool parse_tasks(const struct config_node *root, struct workload *w,
 		struct config_node child = config_node_element(&node, item, i);
 		struct task_group *g = &w->groups[w->nr_groups++];
 		struct scope load_scope = {.w = w};
-		struct scope run_scope = {.w = w, .runtime = true};
+		struct scope run_scope = {.w = w, .runtime = true, .stop = lc->stop};
 		struct expr *count = NULL;
 		int64_t v = 1;
 		if (!config_check_keys(&child, task_keys, error) ||
@@ -489,11 +490,11 @@ static bool parse_report(const struct config_node *root, struct workload *w, GEr
 }
 
 struct workload *workload_from_json(const cJSON *json, const char *file, unsigned nr_cpus,
-				    GError **error)
+				    const struct stop *stop, GError **error)
 {
 	struct config_node root = config_root(json, file);
 	struct workload *w = g_new0(struct workload, 1);
-	struct load_ctx lc = {.w = w, .nr_cpus = nr_cpus};
+	struct load_ctx lc = {.w = w, .nr_cpus = nr_cpus, .stop = stop};
 	w->param_index = workload_index_new();
 	w->mm_index = workload_index_new();
 	w->region_index = workload_index_new();

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <glib.h>
 #include "tlbsim/util/config.h"
+#include "tlbsim/util/stop.h"
 #include "tlbsim/workload/workload.h"
 
 /* The variables an expression may use where it stands. */
@@ -17,6 +18,9 @@ struct scope {
 	unsigned mm;            /* at run time: the task's process */
 	unsigned nr_vars;
 	const char *vars[WORKLOAD_MAX_DEPTH];
+	/* Not a variable: what a program's op parser polls once per op (a
+	 * signal, the wall-time budget) wherever it stands; may be NULL. */
+	const struct stop *stop;
 };
 
 /* Does @name exist in @scope ($cpus, $thread and $task at run time, loop

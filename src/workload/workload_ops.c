@@ -269,7 +269,8 @@ bool workload_parse_ops(const struct config_node *node, struct workload *w, stru
 	for (const cJSON *item = node->json->child; item; item = item->next, i++) {
 		struct config_node child = config_node_element(node, item, i);
 		(*nr)++;
-		if (!parse_op(&child, w, scope, depth, &(*ops)[i], error))
+		if (!stop_check(scope->stop, error) ||
+		    !parse_op(&child, w, scope, depth, &(*ops)[i], error))
 			return false;
 	}
 	return true;

@@ -12,6 +12,7 @@
 #include <glib.h>
 #include "tlbsim/kernel/policy.h"
 #include "tlbsim/machine/topology.h"
+#include "tlbsim/util/stop.h"
 #include "tlbsim/workload/workload.h"
 
 enum inputs_kind { INPUT_TOPOLOGY, INPUT_WORKLOAD, INPUT_POLICY, NR_INPUT_KINDS };
@@ -19,6 +20,9 @@ enum inputs_kind { INPUT_TOPOLOGY, INPUT_WORKLOAD, INPUT_POLICY, NR_INPUT_KINDS 
 struct inputs_request {
 	const char *names[NR_INPUT_KINDS]; /* path or bare name each */
 	const char *const *sets;           /* "topology.x.y=v" ...; NULL-terminated, may be NULL */
+	/* Polled while the files are read and the workload is loaded (a
+	 * signal, the wall-time budget); may be NULL. */
+	const struct stop *stop;
 };
 
 struct inputs {
@@ -37,7 +41,9 @@ struct inputs {
  * one, and one whose value the reader refuses ("--set
  * topology.costs.ipi_latency.sockett=5: FILE: $.costs.ipi_latency: unknown
  * key ..."): when the file alone does not fail so, the option without which
- * the error goes away is named in front of the file's message.
+ * the error goes away is named in front of the file's message.  A stop
+ * (request->stop) fails with stop_check()'s error, whatever else failed.
+ * Loading takes time linear in the files' sizes (docs/limits.md).
  */
 bool inputs_load(const struct inputs_request *request, struct inputs *inputs, GError **error);
 void inputs_clear(struct inputs *inputs);

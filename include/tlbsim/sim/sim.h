@@ -17,6 +17,7 @@
 #include "tlbsim/machine/topology.h"
 #include "tlbsim/observe/trace.h"
 #include "tlbsim/util/histogram.h"
+#include "tlbsim/util/stop.h"
 #include "tlbsim/workload/workload.h"
 
 /* The budgets when none is given: enough for any workload that terminates
@@ -34,14 +35,14 @@ struct sim_input {
 	bool run_ahead;       /* false: one access per event (slow; for checking) */
 	uint64_t max_events;  /* 0: no limit */
 	uint64_t max_sim_ns;  /* 0: no limit */
-	double max_wall_seconds; /* 0: no limit; checked every 4096 events */
 	/*
-	 * Non-zero stops the run early; may be NULL.  An atomic, not a volatile
-	 * sig_atomic_t, because a sweep's runs read it from worker threads while
-	 * a signal handler or another thread sets it (a lock-free atomic is
-	 * also safe to set from a signal handler, C11 7.14.1.1).
+	 * A cancel flag and the wall-time budget's deadline (stop.h), polled
+	 * while the address spaces are laid out and populated and every 16
+	 * events of the run: a stop fails the run with stop_check()'s error.
+	 * The deadline may lie before the run starts, for a budget that covers
+	 * the loading too.
 	 */
-	const atomic_int *cancel;
+	struct stop stop;
 	/* Timeline (trace.h): written to @trace_out after a successful run.
 	 * NULL: no trace.  Both borrowed. */
 	const struct trace_options *trace;
@@ -71,7 +72,7 @@ struct sim_result {
 };
 
 /* Errors: a run-time workload error (TLBSIM_ERROR_INVALID), a budget hit
- * (TLBSIM_ERROR_LIMIT), a stop by @cancel (TLBSIM_ERROR_INTERRUPTED), or a
+ * (TLBSIM_ERROR_LIMIT), a stop by the cancel flag (TLBSIM_ERROR_INTERRUPTED), or a
  * failed write of the trace or time series (TLBSIM_ERROR_IO).  After an
  * error the trace and time-series streams hold nothing usable. */
 struct sim_result *sim_run(const struct sim_input *input, GError **error);

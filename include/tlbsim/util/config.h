@@ -18,9 +18,21 @@
 #include <cjson/cJSON.h>
 #include <glib.h>
 
-/* Parsed file; cJSON_Delete() it.  @name is used in messages. */
+struct stop;
+
+/*
+ * Parsed file; cJSON_Delete() it.  @name is used in messages.  Text that is
+ * not UTF-8 is refused with its line and column: every name and string of
+ * an input may reach a message, a CSV or a JSON trace.
+ */
 cJSON *config_parse_string(const char *text, const char *name, GError **error);
-cJSON *config_load_file(const char *path, GError **error);
+/*
+ * config_parse_string() of the file at @path, of at most 16 MiB.  @stop (may
+ * be NULL) is polled while the file is read (a FIFO may never send
+ * anything) and between the parse and its checks; a stop fails with
+ * stop_check()'s error.  The parse itself runs at ~100 MB/s (docs/limits.md).
+ */
+cJSON *config_load_file(const char *path, const struct stop *stop, GError **error);
 
 /*
  * A cursor on one JSON object: the file name and the JSON path of the object

@@ -12,6 +12,7 @@
 #include <glib.h>
 #include "tlbsim/kernel/kernel.h"
 #include "tlbsim/util/histogram.h"
+#include "tlbsim/util/stop.h"
 #include "tlbsim/workload/workload.h"
 
 struct interp;
@@ -36,10 +37,13 @@ struct interp_results {
 /*
  * Build address spaces and tasks for @workload on @k (which must have its
  * machine, policy, scheduler and smp ready).  @seed drives every random choice.
- * Errors (a task pinned to a CPU the machine lacks) name @file.
+ * Errors (a task pinned to a CPU the machine lacks) name @file.  @stop (may
+ * be NULL) is polled while the address spaces are laid out and populated,
+ * which for millions of pages takes seconds: a stop fails with
+ * stop_check()'s error.
  */
 struct interp *interp_new(struct kernel *k, const struct workload *workload, const char *file,
-			  uint64_t seed, bool run_ahead, GError **error);
+			  uint64_t seed, bool run_ahead, const struct stop *stop, GError **error);
 void interp_free(struct interp *interp);
 
 /* Each task's "group thread" label ("accessor 3"), by task id; g_strfreev(). */
