@@ -340,6 +340,17 @@ static void interp_run(struct kernel *k, struct task *task, struct cpu *cpu, uin
 			return;
 		}
 		const struct op *op = &f->ops[f->index];
+		if (local != ts->still_at) {
+			ts->still_at = local;
+			ts->still_ops = 0;
+		} else if (++ts->still_ops == OPS_AT_ONE_TIME) {
+			interp_fail(ip, ts, op,
+				    "%" G_GUINT64_FORMAT " ops in a row without simulated time "
+				    "passing: a loop whose body takes no time never ends (give it a "
+				    "compute, a sleep or an access)",
+				    OPS_AT_ONE_TIME);
+			return;
+		}
 		enum step step = exec_op(k, ts, cpu, op, &local, now);
 		if (step == STEP_RETURNED || step == STEP_FAILED)
 			return;
