@@ -217,6 +217,25 @@ static unsigned depth_at(const char *text, const char *stop)
 	return depth;
 }
 
+/*
+ * Refuse @text if it is not UTF-8, at the first bad byte.  cJSON copies
+ * string bytes as they are, and a name that is not UTF-8 would make the
+ * JSON trace (and messages) invalid; its escapes (\uXXXX) always decode to
+ * UTF-8, and it refuses unpaired surrogates.
+ */
+static bool check_utf8(const char *text, const char *name, GError **error)
+{
+	const char *end = NULL;
+	if (g_utf8_validate(text, -1, &end))
+		return true;
+	unsigned line, column;
+	text_position(text, (size_t)(end - text), &line, &column);
+	g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
+		    "%s:%u:%u: not UTF-8 (byte 0x%02x): names and strings must be UTF-8 text", name,
+		    line, column, (unsigned char)*end);
+	return false;
+}
+
 /* cJSON parses take turns: cJSON keeps the position of a failed parse in a
  * global, and a parse abandoned by a stop (below) may still be running. */
 static GMutex cjson_turn;
@@ -233,6 +252,8 @@ cJSON *config_cjson_parse(const char *text, const char **end)
 static cJSON *parse_text(const char *text, const char *name, const char *what, GError **error)
 {
 	const char *p = text;
+	if (!check_utf8(text, name, error))
+		return NULL;
 	while (is_json_space(*p))
 		p++;
 	if (*p == '\0') {
