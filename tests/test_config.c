@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 #include "tlbsim/util/config.h"
 #include "tlbsim/util/error.h"
+#include "tlbsim/util/stop.h"
 
 #ifndef TLBSIM_TEST_DATA
 #error "TLBSIM_TEST_DATA must be the absolute path of tests/data"
@@ -946,4 +947,91 @@ Test(config_set, then_read_with_getter)
 		    "t.json: $.costs.invlpg.value: expected an integer in [0, 1000], got \"abc\" "
 		    "(a string)");
 	cJSON_Delete(json);
+}
+
+/* --------------------------------------------------------------------------
+ * UTF-8 text and stopping (issue 26)
+ * ------------------------------------------------------------------------ */
+
+/* A name that is not UTF-8 would make a trace invalid JSON: refused where
+ * its first bad byte is. */
+Test(config_parse, text_must_be_utf8)
+{
+	GError *err = NULL;
+	cr_assert_null(config_parse_string("{\"a\": 1,\n \"name\": \"caf\xe9\"}", "t.json", &err));
+	check_error(&err, TLBSIM_ERROR_PARSE,
+		    "t.json:2:14: not UTF-8 (byte 0xe9): names and strings must be UTF-8 text");
+	/* An overlong form of '/' is not UTF-8 either. */
+	cr_assert_null(config_parse_string("[\"\xc0\xaf\"]", "t.json", &err));
+	check_error(&err, TLBSIM_ERROR_PARSE,
+		    "t.json:1:3: not UTF-8 (byte 0xc0): names and strings must be UTF-8 text");
+	cJSON_Delete(parse_ok("{\"name\": \"caf\xc3\xa9 \\u00e9 \\ud83d\\ude00\"}"));
+}
+
+Test(config_set, value_must_be_utf8)
+{
+	cJSON *json = parse_ok("{\"name\": \"x\"}");
+	GError *err = NULL;
+	cr_assert_not(config_apply_set(json, "name", "caf\xe9", &err));
+	check_error(&err, TLBSIM_ERROR_INVALID, "--set name: the value is not UTF-8 text");
+	cJSON_Delete(json);
+}
+
+/* A stop already requested: a small file and one parsed on a thread of
+ * its own (1 MiB or more) alike. */
+Test(config_file, stop_interrupts_loading)
+{
+	atomic_int cancel = 1;
+	struct stop stop = stop_from_now(&cancel, 0);
+	char *small = temp_file("{}", 2, 0);
+	char *large = temp_file("[1", 2, 2L << 20);
+	for (int i = 0; i < 2; i++) {
+		GError *err = NULL;
+		cr_expect_null(config_load_file(i ? large : small, &stop, &err));
+		check_error(&err, TLBSIM_ERROR_INTERRUPTED, "interrupted");
+	}
+	/* Not stopped, the thread's parse is the result. */
+	char *text = g_strnfill(2 << 20, ' ');
+	memcpy(text, "[7]", 3);
+	cr_assert(g_file_set_contents(large, text, -1, NULL));
+	atomic_store(&cancel, 0);
+	GError *err = NULL;
+	cJSON *json = config_load_file(large, &stop, &err);
+	cr_assert_not_null(json, "%s", err ? err->message : "?");
+	cr_expect_eq(cJSON_GetArrayItem(json, 0)->valueint, 7);
+	cJSON_Delete(json);
+	g_free(text);
+	g_unlink(small);
+	g_unlink(large);
+	g_free(small);
+	g_free(large);
+}
+
+/*
+ * A stop that comes while a large file is parsed returns at once: the parse
+ * goes on in the background and frees what it made.  Deadlines past, then a
+ * flag set mid-parse: both within far less than the parse.
+ */
+Test(config_file, stop_during_a_parse_on_a_thread)
+{
+	/* 4 Mi numbers: a parse of about a second. */
+	GString *json = g_string_new("[");
+	for (int i = 0; i < (4 << 20) / 2 - 1; i++)
+		g_string_append(json, "1,");
+	g_string_append(json, "1]");
+	char *path = temp_file(json->str, json->len, 0);
+	g_string_free(json, TRUE);
+	struct stop stop = stop_from_now(NULL, 1e-3);
+	GError *err = NULL;
+	cr_expect_null(config_load_file(path, &stop, &err));
+	cr_assert_not_null(err);
+	cr_expect_eq(err->code, TLBSIM_ERROR_LIMIT, "%s", err->message);
+	g_clear_error(&err);
+	/* And the file parses when nobody stops it. */
+	cJSON *whole = config_load_file(path, NULL, &err);
+	cr_assert_not_null(whole, "%s", err ? err->message : "?");
+	cr_expect_eq(cJSON_GetArraySize(whole), (4 << 20) / 2);
+	cJSON_Delete(whole);
+	g_unlink(path);
+	g_free(path);
 }

@@ -19,6 +19,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,6 +29,8 @@
 
 /* Input files are hand-written descriptions of a few KiB; 16 MiB is a mistake. */
 #define CONFIG_MAX_FILE_BYTES ((size_t)16 << 20)
+/* How often a wait for input from a FIFO looks at the stop request. */
+#define READ_POLL_MS 20
 /* Characters of input shown after "invalid JSON near". */
 #define SNIPPET_CHARS 20
 /* Objects up to this size are checked for duplicate keys pairwise. */
@@ -313,6 +316,24 @@ static void set_io_error(GError **error, const char *path, const char *doing, in
  * by their size before reading, anything else (a pipe) while reading.
  * Returns a NUL-terminated buffer (g_free) and its length.
  */
+/*
+ * Wait until @fd (a FIFO, a pipe, a terminal: what may make a reader wait)
+ * has data or has reached its end, looking at @stop every READ_POLL_MS;
+ * false with stop_check()'s error.  A FIFO opened before any writer shows
+ * neither until one comes.
+ */
+static bool wait_readable(int fd, const struct stop *stop, GError **error)
+{
+	for (;;) {
+		if (!stop_check(stop, error))
+			return false;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int ready = poll(&p, 1, stop ? READ_POLL_MS : -1);
+		if (ready > 0 || (ready < 0 && errno != EINTR))
+			return true; /* a poll() error: read() says what it is */
+	}
+}
+
 static char *read_bounded(const char *path, const struct stop *stop, size_t *length,
 			  GError **error)
 {
@@ -320,11 +341,8 @@ static char *read_bounded(const char *path, const struct stop *stop, size_t *len
 	char *buf = NULL;
 	size_t len = 0, cap;
 
-	int fd;
-	/* open() of a FIFO waits for a writer; a signal interrupts it (EINTR). */
-	while ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR)
-		if (!stop_check(stop, error))
-			return NULL;
+	/* Without waiting for a FIFO's writer: wait_readable() does. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		set_io_error(error, path, "open", errno);
 		return NULL;
@@ -347,11 +365,11 @@ static char *read_bounded(const char *path, const struct stop *stop, size_t *len
 			cap = MIN(cap * 2, CONFIG_MAX_FILE_BYTES + 1);
 			buf = g_realloc(buf, cap + 1);
 		}
-		if (!stop_check(stop, error))
+		if (!S_ISREG(st.st_mode) && !wait_readable(fd, stop, error))
 			goto out_free_buf;
 		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue; /* a signal: stop_check() says if it was for us */
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
 		if (n < 0) {
 			set_io_error(error, path, "read", errno);
 			goto out_free_buf;
