@@ -98,12 +98,14 @@ static int main_single(struct options *o, int argc, char **argv)
 			single_list(INPUT_POLICY, true);
 		return EXIT_OK;
 	}
-	if (argc > 1) {
-		g_printerr("tlbsim: unexpected argument \"%s\" (see --help)\n", argv[1]);
-		return EXIT_INPUT;
-	}
+	if (argc > 1)
+		return options_unexpected(o, "tlbsim", argv[1]);
 	if (!o->topology || !o->workload) {
-		g_printerr("tlbsim: --topology and --workload are required (see --help)\n");
+		g_printerr("tlbsim: %s: a run needs --topology (-T) and --workload (-w) "
+			   "(see --list-topologies, --list-workloads)\n",
+			   !o->topology && !o->workload ? "--topology and --workload are missing"
+			   : !o->topology		   ? "--topology is missing"
+							   : "--workload is missing");
 		return EXIT_INPUT;
 	}
 	if (!options_check_common(o) || !options_check_outputs(o))
@@ -126,11 +128,8 @@ static int main_single(struct options *o, int argc, char **argv)
 
 static int main_sweep(struct options *o, int argc, char **argv)
 {
-	if (argc > 1) {
-		g_printerr("tlbsim sweep: unexpected argument \"%s\" (see tlbsim sweep --help)\n",
-			   argv[1]);
-		return EXIT_INPUT;
-	}
+	if (argc > 1)
+		return options_unexpected(o, "tlbsim sweep", argv[1]);
 	if (!options_check_common(o))
 		return EXIT_INPUT;
 	if (o->emit_commands && o->output && !o->append) {
@@ -196,6 +195,7 @@ int main(int argc, char **argv)
 			"Example: tlbsim --topology haswell-i7 --workload munmap16 --policy linux-4.5\n"
 			"Sweeps: tlbsim sweep --help");
 	}
+	g_option_context_set_description(context, options_help_notes(sweep));
 	GError *error = NULL;
 	int code = EXIT_OK;
 	if (!g_option_context_parse(context, &argc, &argv, &error)) {
