@@ -8,7 +8,7 @@
 
 TestSuite(e2e_munmap16, .init = tmp_dir_make, .fini = tmp_dir_remove);
 
-Test(e2e_munmap16, haswell_i7_linux_4_5, .timeout = 300)
+Test(e2e_munmap16, haswell_i7_linux_4_5)
 {
 	struct run r;
 	run_tlbsim(&r, "-T", "haswell-i7", "-w", "munmap16", "-p", "linux-4.5", NULL);
