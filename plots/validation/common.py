@@ -147,7 +147,8 @@ def mdape(errors):
 
 
 def harness(row):
-    """Alex Shi's integer formulas (benchmarks.md 1.4): ms, ns/call, acc/thread/ms, ns/access."""
+    """Alex Shi's integer formulas (docs/references.md#benchmark-munmap-harness-alex-shi-2012):
+    ms, ns/call, acc/thread/ms, ns/access."""
     phase = num(row, "phase_ns")
     calls = int(row["op_count"])
     return (int(phase // 1e6), int(phase // calls), int(num(row, "accesses_per_thread_ms")),
