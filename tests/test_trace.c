@@ -577,7 +577,7 @@ Test(trace, every_flush_mechanism_nests_and_flows)
 
 Test(trace, same_run_same_bytes)
 {
-	const char *params[] = {"file_size=\"2M\"", "tail_ms=1", NULL};
+	const char *params[] = {"file_size=\"2M\"", "tail_ms=1", "threads=6", NULL};
 	char *workload = bundled_workload("munmap", params);
 	struct support_run a, b;
 	char *first = traced_run("haswell-i7", "linux-4.5", workload, &all_events, &a);
@@ -611,7 +611,7 @@ Test(trace, tracing_changes_no_result)
 
 Test(trace, window_keeps_only_its_events)
 {
-	const char *params[] = {"file_size=\"4M\"", "tail_ms=1", NULL};
+	const char *params[] = {"file_size=\"4M\"", "tail_ms=1", "threads=6", NULL};
 	char *workload = bundled_workload("munmap", params);
 	struct trace_options window = {.window_start_ns = 200000, .window_end_ns = 300000};
 	struct support_run run;
@@ -644,7 +644,7 @@ Test(trace, window_keeps_only_its_events)
 
 Test(trace, max_events_cuts_and_says_so)
 {
-	const char *params[] = {"file_size=\"4M\"", "tail_ms=1", NULL};
+	const char *params[] = {"file_size=\"4M\"", "tail_ms=1", "threads=6", NULL};
 	char *workload = bundled_workload("munmap", params);
 	struct trace_options budget = {.window_end_ns = UINT64_MAX, .max_events = 300};
 	struct support_run run;
