@@ -21,7 +21,7 @@ PUB_HANSEN_FULL = 2283
 HANSEN_BIAS = 335
 HANSEN_FULL_N = 64  # above the 33-page ceiling: one full flush
 IVB_GHZ = 2.7       # ivybridge-ep-2s.json clock_ghz
-HANSEN_WL = os.path.join(WORKLOADS, "madv-local-flush.json")
+HANSEN_WL = "madv-local-flush"
 
 
 # Mel Gorman, linux-mm Dec 2013 (docs/references.md, 'Published measurements: mmtests cost

@@ -194,8 +194,7 @@ class RunsTest(unittest.TestCase):
         self.assertEqual(run.argv("/bin/tlbsim"), [
             "/bin/tlbsim", "-T", "haswell-i7", "-w", "munmap16", "-p", "linux-4.5",
             "--set", "workload.threads=4", "--set", "workload.tail_ms=1",
-            "--per-cpu=" + os.path.join(common.OUT, "exp1-haswell-i7-linux-4.5-cpus.csv"),
-            "--host-time"])
+            "--per-cpu=" + os.path.join(common.OUT, "exp1-haswell-i7-linux-4.5-cpus.csv")])
         self.assertEqual(run.command(), "tlbsim -T haswell-i7 -w munmap16 -p linux-4.5 "
                                         "--set workload.threads=4 --set workload.tail_ms=1")
 
@@ -682,7 +681,7 @@ class ScriptTest(ScriptTestCase):
 
     @unittest.skipUnless(HAS_GNUPLOT, "no gnuplot")
     def test_reuse_of_an_old_csv_names_the_missing_column(self):
-        out = os.path.join(self.tmp, "plots", "out")
+        out = os.path.join(self.tmp, "plots", "results")
         os.makedirs(out)
         with open(os.path.join(out, "exp5-lazy-tlb.csv"), "w") as f:
             f.write("key,command,phase_ns\nlinux-4.19,tlbsim,1000\nlinux-4.20,tlbsim,1000\n")
@@ -724,7 +723,7 @@ class EndToEndTest(ScriptTestCase):
             "README.md", "docs/img/validation/exp5-lazy-tlb.png",
             "docs/img/validation/exp5-lazy-tlb.svg", "docs/validation.md",
             "plots/out/exp5-lazy-tlb-d.dat", "plots/out/exp5-lazy-tlb.csv"])
-        with mock.patch.object(common, "OUT", os.path.join(self.tmp, "plots", "out")):
+        with mock.patch.object(common, "OUT", os.path.join(self.tmp, "plots", "results")):
             rows = common.read_csv("exp5-lazy-tlb")
         self.assertEqual(sorted(rows), ["linux-4.19", "linux-4.20"])
         self.assertEqual(rows["linux-4.20"]["command"],
