@@ -141,6 +141,12 @@ static void col_threads(GString *out, const struct column_ctx *c)
 {
 	put_u64(out, c->f->threads);
 }
+
+static void col_access_tasks(GString *out, const struct column_ctx *c)
+{
+	put_u64(out, c->r->access_tasks);
+}
+
 static void col_sim_ns(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, c->f->sim_ps);
@@ -242,6 +248,7 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(seed) \
 	X(cpus) \
 	X(threads) \
+	X(access_tasks) \
 	X(sim_ns) \
 	X(phase_ns) \
 	X(op) \
