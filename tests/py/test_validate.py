@@ -675,7 +675,7 @@ class ScriptTest(ScriptTestCase):
     def test_reuse_without_csvs_does_not_write_an_empty_report(self):
         proc = self.run_script("validate.py", "--reuse")
         self.assertFailsCleanly(proc, "validate: no experiment CSVs in "
-                                      f"{os.path.join(self.tmp, 'plots', 'out')}; run without "
+                                      f"{os.path.join(self.tmp, 'plots', 'results')}; run without "
                                       "--reuse first")
         self.assertEqual(self.written_files(), [])
 
@@ -689,7 +689,7 @@ class ScriptTest(ScriptTestCase):
         self.assertFailsCleanly(proc, f"validate: exp5-lazy-tlb.csv in {out} has no "
                                       "'switch_mm_ns' (written by an older tlbsim or "
                                       "validate.py?); rerun with --only 5")
-        self.assertEqual(self.written_files(), ["plots/out/exp5-lazy-tlb.csv"])
+        self.assertEqual(self.written_files(), ["plots/results/exp5-lazy-tlb.csv"])
 
 
 class EndToEndTest(ScriptTestCase):
@@ -722,7 +722,7 @@ class EndToEndTest(ScriptTestCase):
         self.assertEqual(self.written_files(), [
             "README.md", "docs/img/validation/exp5-lazy-tlb.png",
             "docs/img/validation/exp5-lazy-tlb.svg", "docs/validation.md",
-            "plots/out/exp5-lazy-tlb-d.dat", "plots/out/exp5-lazy-tlb.csv"])
+            "plots/results/exp5-lazy-tlb-d.dat", "plots/results/exp5-lazy-tlb.csv"])
         with mock.patch.object(common, "OUT", os.path.join(self.tmp, "plots", "results")):
             rows = common.read_csv("exp5-lazy-tlb")
         self.assertEqual(sorted(rows), ["linux-4.19", "linux-4.20"])
