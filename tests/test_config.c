@@ -94,15 +94,17 @@ Test(config_parse, snippet_is_cut_at_20_characters)
 
 Test(config_parse, trailing_garbage)
 {
-	check_parse_error("{\"a\": 1}\n  xyz",
-			  "t.json:2:3: invalid JSON near 'xyz': text after the end of the JSON value");
+	check_parse_error(
+	    "{\"a\": 1}\n  xyz",
+	    "t.json:2:3: invalid JSON near 'xyz': text after the end of the JSON value");
 }
 
 /* The usual mistakes of hand-written JSON are named, where they are. */
 Test(config_parse, trailing_comma_is_named)
 {
-	check_parse_error("{\n  \"a\": 1,\n}", "t.json:3:1: invalid JSON near '}': a comma before a "
-						 "closing bracket: JSON allows no trailing comma");
+	check_parse_error("{\n  \"a\": 1,\n}",
+			  "t.json:3:1: invalid JSON near '}': a comma before a "
+			  "closing bracket: JSON allows no trailing comma");
 	check_parse_error("[1, 2,]", "t.json:1:7: invalid JSON near ']': a comma before a closing "
 					 "bracket: JSON allows no trailing comma");
 }

@@ -77,15 +77,17 @@ static void check_identity(const char *topology, const char *workload, const cha
 /*
  * The munmap harness, scaled to 256 munmaps (64 in the sanitizer build):
  * SMT siblings both reading, time-sharing, IPIs, lazy CPUs.  Short CFS slices
- * keep the 16 readers on 8 CPUs switching often in a short run, so that
- * stepping, one access per event, stays affordable.
+ * keep the 16 readers on 8 CPUs switching often in a short run (and a 1 ms
+ * tail), so that stepping, one access per event, stays affordable.
  */
 static const char *const munmap_full[] = {
 	"workload.file_size=64M", "workload.pages_per_munmap=64", "workload.threads=16",
-	"policy.sched.latency_ns=200000", "policy.sched.min_granularity_ns=50000", NULL};
+	"workload.tail_ms=1", "policy.sched.latency_ns=200000",
+	"policy.sched.min_granularity_ns=50000", NULL};
 static const char *const munmap_shrunk[] = {
 	"workload.file_size=16M", "workload.pages_per_munmap=64", "workload.threads=16",
-	"policy.sched.latency_ns=200000", "policy.sched.min_granularity_ns=50000", NULL};
+	"workload.tail_ms=1", "policy.sched.latency_ns=200000",
+	"policy.sched.min_granularity_ns=50000", NULL};
 #define munmap_small (support_small() ? munmap_shrunk : munmap_full)
 
 Test(interp, run_ahead_identity_munmap_harness)

@@ -336,17 +336,17 @@ int options_unexpected(const struct options *o, const char *prog, const char *ex
 const char *options_help_notes(bool sweep)
 {
 	static const char notes[] =
-		"Needs: --append needs --output; --timeseries and --interval go together;\n"
-		"--trace-window and --trace-max-events need --trace.\n"
-		"\n"
-		"Bare names (-T haswell-i7) are looked up in $TLBSIM_DATADIR/<kind>/, then in the\n"
-		"source tree tlbsim was built from, then in <prefix>/share/tlbsim/<kind>/;\n"
-		"<kind> is topologies, workloads or policies.  A name with a '/' is a path.\n"
-		"\n"
-		"Exit codes: 0 success; 1 internal error; 2 usage or input error; 3 stale TLB hits\n"
-		"under --strict; 4 a budget (--max-events, --max-sim-ns, --max-wall-seconds) ran\n"
-		"out; 130 interrupted by SIGINT or SIGTERM.  Nothing is written unless the run\n"
-		"succeeds.\n";
+	    "Needs: --append needs --output; --timeseries and --interval go together;\n"
+	    "--trace-window and --trace-max-events need --trace.\n"
+	    "\n"
+	    "Bare names (-T haswell-i7) are looked up in $TLBSIM_DATADIR/<kind>/, then in the\n"
+	    "source tree tlbsim was built from, then in <prefix>/share/tlbsim/<kind>/;\n"
+	    "<kind> is topologies, workloads or policies.  A name with a '/' is a path.\n"
+	    "\n"
+	    "Exit codes: 0 success; 1 internal error; 2 usage or input error; 3 stale TLB hits\n"
+	    "under --strict; 4 a budget (--max-events, --max-sim-ns, --max-wall-seconds) ran\n"
+	    "out; 130 interrupted by SIGINT or SIGTERM.  Nothing is written unless the run\n"
+	    "succeeds.\n";
 	static const char sweep_notes[] =
 		"Each --vary KEY=V1,V2,... is an axis; the grid is their product, the first\n"
 		"--vary outermost.  --emit-commands with --output needs --append.\n"

@@ -358,7 +358,8 @@ static bool create_tasks(struct interp *ip, const char *file, uint64_t seed, GEr
 			if (group->cpu) {
 				int64_t cpu = 0;
 				GError *eval_error = NULL;
-				if (!expr_eval(group->cpu, interp_task_lookup, ts, &cpu, &eval_error)) {
+				if (!expr_eval(group->cpu, interp_task_lookup, ts, &cpu,
+					       &eval_error)) {
 					g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
 						    "%s: $.tasks[%u].cpu: %s", file, g,
 						    eval_error->message);
