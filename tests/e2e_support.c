@@ -299,6 +299,8 @@ void expect_field_formats(const struct table *t)
 				pattern = "^[A-Za-z0-9_.-]*$";
 			else if (strcmp(name, "host_seconds") == 0)
 				pattern = "^([0-9]+\\.[0-9]{6})?$";
+			else if (strcmp(name, "tlbsim_version") == 0)
+				pattern = "^[0-9]+\\.[0-9]+\\.[0-9]+ \\([0-9a-z-]+\\)$";
 			cr_expect(matches(pattern, v), "row %u column %s: \"%s\" does not match %s",
 				  row, name, v, pattern);
 		}

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "e2e_support.h"
+#include "tlbsim_commit.h"
 
 #define HASWELL_PATH TLBSIM_SOURCE_DIR "/topologies/haswell-i7.json"
 
@@ -55,8 +56,10 @@ Test(e2e_names, version)
 	struct run r;
 	run_tlbsim(&r, "--version", NULL);
 	expect_status(&r, 0);
-	cr_expect(matches("^tlbsim [0-9]+\\.[0-9]+\\.[0-9]+\n$", r.out), "stdout: %s", r.out);
-	cr_expect_str_eq(r.out, "tlbsim " TLBSIM_VERSION "\n");
+	/* The commit: 7 hex digits (-dirty when the tree differs), "unknown" outside git. */
+	cr_expect(matches("^tlbsim [0-9]+\\.[0-9]+\\.[0-9]+ \\(([0-9a-f]{7}(-dirty)?|unknown)\\)\n$",
+			  r.out), "stdout: %s", r.out);
+	cr_expect_str_eq(r.out, "tlbsim " TLBSIM_VERSION " (" TLBSIM_COMMIT ")\n");
 	run_clear(&r);
 }
 

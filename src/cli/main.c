@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "tlbsim/cli/cli.h"
+#include "tlbsim_commit.h"
 #include "tlbsim/cli/emit.h"
 #include "tlbsim/cli/options.h"
 #include "tlbsim/cli/report.h"
@@ -86,7 +87,7 @@ out_free:
 static int main_single(struct options *o, int argc, char **argv)
 {
 	if (o->version) {
-		printf("tlbsim %s\n", TLBSIM_VERSION);
+		printf("tlbsim %s (%s)\n", TLBSIM_VERSION, TLBSIM_COMMIT);
 		return EXIT_OK;
 	}
 	if (o->list_topologies || o->list_workloads || o->list_policies) {
