@@ -20,10 +20,13 @@ Usage:
         directory and compare with --against DIR)
 
 record writes one file per output into DIR and DIR/index.tsv (name, command);
-compare prints each file that differs and exits 1 if any does.
+compare prints each file that differs and exits 1 if any does. The CSV's
+tlbsim_version column (it names the commit, so it changes with every one) is
+left out of the record.
 """
 import argparse
 import concurrent.futures
+import csv
 import filecmp
 import os
 import shlex
@@ -111,6 +114,16 @@ def cases(shrunk, validation):
     return out
 
 
+def drop_version_column(path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows or "tlbsim_version" not in rows[0]:
+        return
+    i = rows[0].index("tlbsim_version")
+    with open(path, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(r[:i] + r[i + 1:] for r in rows)
+
+
 def record(args):
     os.makedirs(args.dir, exist_ok=True)
     todo = cases(args.shrunk, args.validation)
@@ -130,6 +143,8 @@ def record(args):
             # A refusal is an output too: it must stay the same.
             with open(files[0], "w") as f:
                 f.write(f"exit {p.returncode}\n{p.stderr}")
+        else:
+            drop_version_column(files[0])
         return name, shlex.join(["tlbsim"] + argv), status
 
     done = 0

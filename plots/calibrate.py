@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fits a machine's unmeasured costs, once, to figures of calibration.md Part 2.
+"""Fits a machine's unmeasured costs, once, to published figures open for calibration
+(docs/references.md#calibration-rule).
 
 The command line of plots/validation/calibration.py, which holds the fit and says what it
 fits.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerates the validation report: runs every experiment of
 # docs/validation.md through tlbsim (two at a time), writes the raw CSVs to
-# plots/out/, the figures to docs/img/validation/ (PNG and SVG), and
+# plots/results/, the figures to docs/img/validation/ (PNG and SVG), and
 # docs/validation.md, and refreshes the summary table in README.md.
 # The work is done by the package plots/validation/ (plots/validate.py is its
 # command line: runner.py has the options and the pool, one module per experiment).
@@ -9,7 +9,7 @@
 # Usage: plots/report.sh [--reuse] [--full] [--only 2,3] [--jobs N]
 #   TLBSIM=path   the binary (default: build/tlbsim of this tree)
 #   JOBS=N        simulations in parallel (default 2)
-#   --reuse       redraw and rewrite from the CSVs already in plots/out/
+#   --reuse       redraw and rewrite from the CSVs already in plots/results/
 #   --full        experiment 2 at the published 1 GiB in every cell (slower)
 #   --only 2,3    rerun only these experiments, reuse the others' CSVs
 # Needs: POSIX sh, python3 (standard library), gnuplot (gnuplot-nox).

@@ -8,6 +8,9 @@
 # INTERVAL_NS must be the --interval of the run.  Writes OUT.png and OUT.svg
 # (default: the CSV's name without .csv).  Rows the CSV leaves out (nothing
 # happened) are zeros here.  Needs awk and gnuplot (gnuplot-nox).
+# TIMESERIES_TABLES=PREFIX also keeps the two tables it plots, as
+# PREFIX-ipis.dat and PREFIX-misses.dat; TIMESERIES_NO_PLOT=1 then skips the
+# drawing (and gnuplot).
 set -eu
 if [ $# -lt 2 ]; then
 	echo "usage: $0 SERIES.csv INTERVAL_NS [OUT]" >&2
@@ -23,7 +26,7 @@ case $interval in
 	exit 2
 	;;
 esac
-command -v gnuplot >/dev/null || {
+[ "${TIMESERIES_NO_PLOT:-}" = 1 ] || command -v gnuplot >/dev/null || {
 	echo "$0: gnuplot is not installed (apt-get install gnuplot-nox)" >&2
 	exit 1
 }
@@ -49,6 +52,11 @@ table() { # metric file
 }
 ncpu=$(table ipis_received "$tmp/ipis.dat" 2>&1 >/dev/null)
 table tlb_misses "$tmp/misses.dat" 2>/dev/null
+if [ -n "${TIMESERIES_TABLES:-}" ]; then
+	cp "$tmp/ipis.dat" "$TIMESERIES_TABLES-ipis.dat"
+	cp "$tmp/misses.dat" "$TIMESERIES_TABLES-misses.dat"
+fi
+[ "${TIMESERIES_NO_PLOT:-}" = 1 ] && exit 0
 gnuplot -e "ipis='$tmp/ipis.dat'; misses='$tmp/misses.dat'; ncpu=$ncpu; out='$out'; title='$(basename "$csv")'" \
 	"$here/timeseries.gp"
 echo "$out.png $out.svg"

@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # Install what is missing, then build and run every test twice: in the normal
-# build (RelWithDebInfo) and in the ASan+UBSan build (Sanitize).
+# build (RelWithDebInfo) and in the ASan+UBSan build (Sanitize), where the
+# heaviest cases run smaller (TLBSIM_TEST_LONG=1 runs them full size).
+# Prints the wall time of each stage on stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
 tlbsim_install_deps
 jobs="$(nproc)"
+stage() { # NAME COMMAND...
+	local start=$SECONDS
+	echo "== $1" >&2
+	shift
+	"$@"
+	echo "== took $((SECONDS - start)) s" >&2
+}
 for type in RelWithDebInfo Sanitize; do
 	dir="build-test-$type"
-	echo "== $type build" >&2
 	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" >/dev/null
-	cmake --build "$dir" -j"$jobs"
-	(cd "$dir" && ctest --output-on-failure -j"$jobs")
+	stage "$type build" cmake --build "$dir" -j"$jobs"
+	stage "$type tests" ctest --test-dir "$dir" --output-on-failure -j"$jobs"
 done

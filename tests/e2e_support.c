@@ -327,11 +327,21 @@ char *expected_header(void)
 }
 
 void run_row(struct table *t, const char *topology, const char *workload, const char *policy,
-	     const char *seed, const char *extra1, const char *extra2)
+	     const char *seed, ...)
 {
 	struct run r;
-	run_tlbsim(&r, "-q", "-T", topology, "-w", workload, "-p", policy, "--seed", seed, extra1,
-		   extra2, NULL);
+	GPtrArray *args = g_ptr_array_new();
+	const char *fixed[] = {"-q", "-T", topology, "-w", workload, "-p", policy, "--seed", seed};
+	for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
+		g_ptr_array_add(args, (gpointer)fixed[i]);
+	va_list ap;
+	va_start(ap, seed);
+	for (const char *a; (a = va_arg(ap, const char *));)
+		g_ptr_array_add(args, (gpointer)a);
+	va_end(ap);
+	g_ptr_array_add(args, NULL);
+	run_tlbsim_argv(&r, (const char *const *)args->pdata);
+	g_ptr_array_free(args, TRUE);
 	expect_status(&r, 0);
 	table_parse(t, r.out);
 	cr_assert_eq(t->rows->len, 1, "expected one row:\n%s", r.out);
@@ -340,7 +350,7 @@ void run_row(struct table *t, const char *topology, const char *workload, const 
 
 void run_small(struct table *t, const char *topology, const char *policy)
 {
-	run_row(t, topology, SMALL, policy, "1", NULL, NULL);
+	run_row(t, topology, SMALL, policy, "1", NULL);
 }
 
 bool matches(const char *pattern, const char *s)
@@ -382,6 +392,8 @@ void expect_field_formats(const struct table *t)
 				pattern = "^[A-Za-z0-9_.-]*$";
 			else if (strcmp(name, "host_seconds") == 0)
 				pattern = "^([0-9]+\\.[0-9]{6})?$";
+			else if (strcmp(name, "tlbsim_version") == 0)
+				pattern = "^[0-9]+\\.[0-9]+\\.[0-9]+ \\([0-9a-z-]+\\)$";
 			cr_expect(matches(pattern, v), "row %u column %s: \"%s\" does not match %s",
 				  row, name, v, pattern);
 		}

@@ -314,13 +314,12 @@ char *expected_header(void);
  * @workload: the -w argument.
  * @policy: the -p argument.
  * @seed: the --seed argument.
- * @extra1: one more argument, or NULL.
- * @extra2: one more argument after @extra1, or NULL.
+ * @...: more arguments, NULL-terminated.
  *
  * Asserts exit status 0 and a CSV of a header and exactly one row.
  */
 void run_row(struct table *t, const char *topology, const char *workload, const char *policy,
-	     const char *seed, const char *extra1, const char *extra2);
+	     const char *seed, ...) G_GNUC_NULL_TERMINATED;
 
 /**
  * run_small() - run_row() of e2e-small with seed 1.

@@ -20,6 +20,16 @@ static cJSON *load_json(enum inputs_kind kind, const char *name, char **path_out
 	return json;
 }
 
+bool support_small(void)
+{
+#ifdef TLBSIM_TEST_SANITIZE
+	const char *env = g_getenv("TLBSIM_TEST_LONG");
+	return !(env && strcmp(env, "1") == 0);
+#else
+	return false;
+#endif
+}
+
 struct topology *support_topology(const char *name)
 {
 	GError *error = NULL;

@@ -41,6 +41,15 @@ char *support_run_error(const char *topology, const char *policy, const char *co
 struct topology *support_topology(const char *name);
 struct policy *support_policy(const char *name);
 
+/*
+ * Whether the heaviest cases run small: in the sanitizer build
+ * (TLBSIM_TEST_SANITIZE), where every run costs about ten times more and a
+ * full-size case proves nothing a small one does not, unless
+ * TLBSIM_TEST_LONG=1 in the environment asks for full size.  A case that
+ * shrinks says what it keeps.
+ */
+bool support_small(void);
+
 /* The names in directory @dir, sorted, joined with spaces ("" if empty); g_free(). */
 char *support_dir_listing(const char *dir);
 

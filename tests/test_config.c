@@ -70,13 +70,15 @@ Test(config_parse, syntax_error_line_and_column)
 {
 	/* The second ',' on line 3 is column 14; cJSON stops there. */
 	check_parse_error("{\n  \"a\": 1,\n  \"b\": [1, 2,, 3]\n}",
-			  "t.json:3:14: invalid JSON near ', 3]\\n}'");
+			  "t.json:3:14: invalid JSON near ', 3]\\n}': two commas in a row: a value "
+			  "is missing between them");
 }
 
 Test(config_parse, syntax_error_on_later_line)
 {
 	check_parse_error("{\n\t\"a\": 1,\n\t\"b\": 2,\n\t\"c\" 3\n}",
-			  "t.json:4:6: invalid JSON near '3\\n}'");
+			  "t.json:4:6: invalid JSON near '3\\n}': a ':' is missing after the key "
+			  "before this value");
 }
 
 Test(config_parse, column_counts_utf8_characters)
@@ -93,7 +95,40 @@ Test(config_parse, snippet_is_cut_at_20_characters)
 
 Test(config_parse, trailing_garbage)
 {
-	check_parse_error("{\"a\": 1}\n  xyz", "t.json:2:3: invalid JSON near 'xyz'");
+	check_parse_error(
+	    "{\"a\": 1}\n  xyz",
+	    "t.json:2:3: invalid JSON near 'xyz': text after the end of the JSON value");
+}
+
+/* The usual mistakes of hand-written JSON are named, where they are. */
+Test(config_parse, trailing_comma_is_named)
+{
+	check_parse_error("{\n  \"a\": 1,\n}",
+			  "t.json:3:1: invalid JSON near '}': a comma before a "
+			  "closing bracket: JSON allows no trailing comma");
+	check_parse_error("[1, 2,]", "t.json:1:7: invalid JSON near ']': a comma before a closing "
+					 "bracket: JSON allows no trailing comma");
+}
+
+Test(config_parse, missing_comma_is_named)
+{
+	check_parse_error("{\"a\": {\"b\": 1}\n \"c\": 2}",
+			  "t.json:2:2: invalid JSON near '\"c\": 2}': a ',' is missing before this "
+			  "value");
+	check_parse_error("[1 2]",
+			  "t.json:1:4: invalid JSON near '2]': a ',' is missing before this value");
+}
+
+Test(config_parse, quotes_and_comments_are_named)
+{
+	check_parse_error("{'a': 1}", "t.json:1:2: invalid JSON near ''a': 1}': JSON strings take "
+					  "double quotes, not single ones");
+	check_parse_error("{\"a\": 1 // why\n}",
+			  "t.json:1:9: invalid JSON near '// why\\n}': JSON has no comments (a "
+			  "\"comment\" key holds notes)");
+	/* Inside a string they are text. */
+	cJSON *json = parse_ok("{\"a\": \"it's // not /* a comment\"}");
+	cJSON_Delete(json);
 }
 
 Test(config_parse, truncated_input)

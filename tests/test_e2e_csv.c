@@ -51,7 +51,7 @@ Test(e2e_csv, fields_parse_on_every_input)
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
 		struct table t;
-		run_row(&t, runs[i][0], runs[i][1], "linux-4.5-smt-dedup", "3", NULL, NULL);
+		run_row(&t, runs[i][0], runs[i][1], "linux-4.5-smt-dedup", "3", NULL);
 		expect_field_formats(&t);
 		table_clear(&t);
 	}
@@ -60,7 +60,7 @@ Test(e2e_csv, fields_parse_on_every_input)
 Test(e2e_csv, no_syscalls_means_empty_op_and_zero_op_count)
 {
 	struct table t;
-	run_row(&t, TINY, ACCESS_ONLY, "linux-4.5", "1", NULL, NULL);
+	run_row(&t, TINY, ACCESS_ONLY, "linux-4.5", "1", NULL);
 	cr_expect_str_eq(table_get(&t, 0, "op"), "");
 	cr_expect_eq(table_u64(&t, 0, "op_count"), 0);
 	cr_expect_eq(table_u64(&t, 0, "cpus"), 2);
@@ -99,5 +99,36 @@ Test(e2e_csv, quiet_prints_nothing_on_stderr)
 	expect_status(&r, 0);
 	cr_expect_str_empty(r.err);
 	cr_expect_str_not_empty(r.out);
+	run_clear(&r);
+}
+
+/* 12 readers and the main thread on 8 CPUs, in a run shorter than a scheduler
+ * slice: 4 readers begin their loop only after it ended.  threads counts the
+ * 8 that made an access, access_tasks the 12 asked for, and stderr says why. */
+Test(e2e_csv, threads_fewer_than_asked_says_why)
+{
+	struct run r;
+	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", "mprotect-thp", "--set=workload.threads=12",
+		   "--set=workload.file_size=16M", NULL);
+	expect_status(&r, 0);
+	struct table t;
+	table_parse(&t, r.out);
+	cr_expect_eq(table_u64(&t, 0, "threads"), 8);
+	cr_expect_eq(table_u64(&t, 0, "access_tasks"), 12);
+	cr_expect(strstr(r.err, "threads is 8, not the 12 tasks with an access op") &&
+			  strstr(r.err, "4 began their access loop only after it had ended") &&
+			  strstr(r.err, "13 tasks shared 8 CPUs"),
+		  "stderr: %s", r.err);
+	table_clear(&t);
+	run_clear(&r);
+	/* When every reader makes its accesses, nothing is said. */
+	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", "mprotect-thp", "--set=workload.threads=4",
+		   "--set=workload.file_size=16M", NULL);
+	expect_status(&r, 0);
+	table_parse(&t, r.out);
+	cr_expect_eq(table_u64(&t, 0, "threads"), 4);
+	cr_expect_eq(table_u64(&t, 0, "access_tasks"), 4);
+	cr_expect_str_empty(r.err);
+	table_clear(&t);
 	run_clear(&r);
 }

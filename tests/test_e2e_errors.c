@@ -81,7 +81,7 @@ Test(e2e_errors, missing_topology)
 {
 	struct run r;
 	run_tlbsim(&r, "-w", SMALL, NULL);
-	expect_input_error(&r, "--topology", NULL);
+	expect_input_error(&r, "--topology is missing", NULL);
 	run_clear(&r);
 }
 
@@ -89,7 +89,7 @@ Test(e2e_errors, missing_workload)
 {
 	struct run r;
 	run_tlbsim(&r, "-T", "haswell-i7", NULL);
-	expect_input_error(&r, "--workload", NULL);
+	expect_input_error(&r, "--workload is missing", NULL);
 	run_clear(&r);
 }
 
@@ -106,6 +106,38 @@ Test(e2e_errors, unexpected_positional_argument)
 	struct run r;
 	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "extra", NULL);
 	expect_input_error(&r, "unexpected argument \"extra\"", NULL);
+	run_clear(&r);
+}
+
+/* "--set KEY VALUE" leaves VALUE over: the message points at the missing '='. */
+Test(e2e_errors, set_without_equals_names_the_fix)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--set", "workload.threads", "8", NULL);
+	expect_input_error(&r, "--set workload.threads has no value",
+			   "write --set workload.threads=8", NULL);
+	run_clear(&r);
+	run_tlbsim(&r, "sweep", "-T", "haswell-i7", "-w", SMALL, "--vary", "workload.threads",
+		   "1,2", NULL);
+	expect_status(&r, 2);
+	cr_expect(strstr(r.err, "tlbsim sweep: --vary workload.threads has no value") &&
+			  strstr(r.err, "write --vary workload.threads=1,2"),
+		  "stderr: %s", r.err);
+	run_clear(&r);
+}
+
+/* --help says what a user otherwise has to find in README. */
+Test(e2e_errors, help_lists_exit_codes_lookup_and_dependencies)
+{
+	struct run r;
+	run_tlbsim(&r, "--help", NULL);
+	expect_status(&r, 0);
+	cr_expect(strstr(r.out, "Exit codes: 0 success") && strstr(r.out, "130 interrupted"),
+		  "%s", r.out);
+	cr_expect(strstr(r.out, "$TLBSIM_DATADIR/<kind>/") && strstr(r.out, "share/tlbsim"),
+		  "%s", r.out);
+	cr_expect(strstr(r.out, "--timeseries and --interval go together"), "%s", r.out);
+	cr_expect(strstr(r.out, "--no-run-ahead"), "%s", r.out);
 	run_clear(&r);
 }
 

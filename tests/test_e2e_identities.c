@@ -21,7 +21,7 @@ Test(e2e_identities, hold_on_every_input)
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
 		struct table t;
-		run_row(&t, runs[i][0], runs[i][1], runs[i][2], "1", NULL, NULL);
+		run_row(&t, runs[i][0], runs[i][1], runs[i][2], "1", NULL);
 		char *what = g_strjoin(" ", runs[i][0], runs[i][1], runs[i][2], NULL);
 		expect_identities(&t, what);
 		g_free(what);
@@ -34,7 +34,7 @@ Test(e2e_identities, hold_on_every_input)
 Test(e2e_identities, faults_add_walks)
 {
 	struct table t;
-	run_row(&t, "haswell-i7", TOUCH_MADVISE, "linux-4.5", "1", NULL, NULL);
+	run_row(&t, "haswell-i7", TOUCH_MADVISE, "linux-4.5", "1", NULL);
 	/* 7 threads re-read 8 zapped pages of each of 16 chunks: 896 faults. */
 	cr_expect_eq(table_u64(&t, 0, "page_faults"), 7 * 8 * 16);
 	cr_expect_gt(table_u64(&t, 0, "page_walks"), table_u64(&t, 0, "tlb_misses"));

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "e2e_support.h"
+#include "tlbsim_commit.h"
 
 #define HASWELL_PATH TLBSIM_SOURCE_DIR "/topologies/haswell-i7.json"
 
@@ -55,8 +56,10 @@ Test(e2e_names, version)
 	struct run r;
 	run_tlbsim(&r, "--version", NULL);
 	expect_status(&r, 0);
-	cr_expect(matches("^tlbsim [0-9]+\\.[0-9]+\\.[0-9]+\n$", r.out), "stdout: %s", r.out);
-	cr_expect_str_eq(r.out, "tlbsim " TLBSIM_VERSION "\n");
+	/* The commit: 7 hex digits (-dirty when the tree differs), "unknown" outside git. */
+	cr_expect(matches("^tlbsim [0-9]+\\.[0-9]+\\.[0-9]+ \\(([0-9a-f]{7}(-dirty)?|unknown)\\)\n$",
+			  r.out), "stdout: %s", r.out);
+	cr_expect_str_eq(r.out, "tlbsim " TLBSIM_VERSION " (" TLBSIM_COMMIT ")\n");
 	run_clear(&r);
 }
 
@@ -107,7 +110,7 @@ Test(e2e_names, workload_by_bundled_name_with_set)
 	/* munmap.json as -t 2 -n 8 on an 8 MiB file: 8 MiB / 4 KiB / 8 munmaps. */
 	struct table t;
 	run_row(&t, "haswell-i7", "munmap", "linux-4.5", "1", "--set=workload.threads=2",
-		"--set=workload.file_size=\"8M\"");
+		"--set=workload.file_size=\"8M\"", NULL);
 	cr_expect_str_eq(table_get(&t, 0, "workload"), "munmap");
 	cr_expect_eq(table_u64(&t, 0, "threads"), 2);
 	cr_expect_eq(table_u64(&t, 0, "op_count"), 8 * 1024 / 4 / 8);

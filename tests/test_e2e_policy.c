@@ -76,11 +76,11 @@ Test(e2e_policy, smt_thread_small_workload_has_no_stale_hits)
 Test(e2e_policy, smt_thread_munmap_leaves_entries_but_no_stale_hits)
 {
 	struct table core_plain, core_dedup, thread_plain, thread_dedup;
-	run_row(&core_plain, "haswell-i7", TOUCH_MUNMAP, "linux-4.5", "1", NULL, NULL);
-	run_row(&core_dedup, "haswell-i7", TOUCH_MUNMAP, "linux-4.5-smt-dedup", "1", NULL, NULL);
-	run_row(&thread_plain, "haswell-i7-smt-thread", TOUCH_MUNMAP, "linux-4.5", "1", NULL, NULL);
+	run_row(&core_plain, "haswell-i7", TOUCH_MUNMAP, "linux-4.5", "1", NULL);
+	run_row(&core_dedup, "haswell-i7", TOUCH_MUNMAP, "linux-4.5-smt-dedup", "1", NULL);
+	run_row(&thread_plain, "haswell-i7-smt-thread", TOUCH_MUNMAP, "linux-4.5", "1", NULL);
 	run_row(&thread_dedup, "haswell-i7-smt-thread", TOUCH_MUNMAP, "linux-4.5-smt-dedup", "1",
-		NULL, NULL);
+		NULL);
 	const struct table *all[] = {&core_plain, &core_dedup, &thread_plain, &thread_dedup};
 	for (size_t i = 0; i < G_N_ELEMENTS(all); i++) {
 		cr_expect_eq(table_u64(all[i], 0, "stale_hits"), 0, "run %zu", i);
@@ -119,11 +119,10 @@ Test(e2e_policy, smt_thread_munmap_leaves_entries_but_no_stale_hits)
 Test(e2e_policy, smt_thread_dedup_madvise_gives_stale_hits)
 {
 	struct table core_dedup, thread_plain, thread_dedup;
-	run_row(&core_dedup, "haswell-i7", TOUCH_MADVISE, "linux-4.5-smt-dedup", "1", NULL, NULL);
-	run_row(&thread_plain, "haswell-i7-smt-thread", TOUCH_MADVISE, "linux-4.5", "1", NULL,
-		NULL);
+	run_row(&core_dedup, "haswell-i7", TOUCH_MADVISE, "linux-4.5-smt-dedup", "1", NULL);
+	run_row(&thread_plain, "haswell-i7-smt-thread", TOUCH_MADVISE, "linux-4.5", "1", NULL);
 	run_row(&thread_dedup, "haswell-i7-smt-thread", TOUCH_MADVISE, "linux-4.5-smt-dedup", "1",
-		NULL, NULL);
+		NULL);
 	cr_expect_eq(table_u64(&core_dedup, 0, "stale_hits"), 0);
 	cr_expect_eq(table_u64(&thread_plain, 0, "stale_hits"), 0);
 	cr_expect_gt(table_u64(&thread_dedup, 0, "stale_hits"), 0);

@@ -46,7 +46,7 @@ static unsigned trace_count(const cJSON *json, const char *name)
 Test(e2e_timelines, trace_and_timeseries_written_and_csv_unchanged)
 {
 	struct table plain, traced;
-	run_row(&plain, "haswell-i7", SMALL, "linux-4.5", "1", NULL, NULL);
+	run_row(&plain, "haswell-i7", SMALL, "linux-4.5", "1", NULL);
 	struct run r;
 	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", SMALL, "-p", "linux-4.5", "--trace",
 		   "run.json", "--timeseries", "series.csv", "--interval", "100000", NULL);

@@ -1122,22 +1122,22 @@ static void run_shard(unsigned shard)
 	g_free(path);
 }
 
-Test(property, shard_0, .timeout = 600)
+Test(property, shard_0)
 {
 	run_shard(0);
 }
 
-Test(property, shard_1, .timeout = 600)
+Test(property, shard_1)
 {
 	run_shard(1);
 }
 
-Test(property, shard_2, .timeout = 600)
+Test(property, shard_2)
 {
 	run_shard(2);
 }
 
-Test(property, shard_3, .timeout = 600)
+Test(property, shard_3)
 {
 	run_shard(3);
 }

@@ -139,7 +139,7 @@ Test(sim, result_counts_every_cpu)
  * A program that would compute for ever (found by fuzzing: it never handed
  * the CPU back, so no budget could stop it) stops at the time budget.
  */
-Test(sim, endless_compute_stops_at_the_time_budget, .timeout = 60)
+Test(sim, endless_compute_stops_at_the_time_budget)
 {
 	const char *w =
 		"{\"name\": \"endless\", \"tasks\": [{\"name\": \"t\", \"program\": ["
@@ -156,7 +156,7 @@ Test(sim, endless_compute_stops_at_the_time_budget, .timeout = 60)
  * 65536 accesses), so the wall-time budget must be checked every few events,
  * not every few thousand: this one stopped after 6-16 s of a 1 s budget.
  */
-Test(sim, endless_access_loop_stops_at_the_wall_budget, .timeout = 60)
+Test(sim, endless_access_loop_stops_at_the_wall_budget)
 {
 	const char *w =
 		"{\"name\": \"spin\", \"regions\": [{\"name\": \"r\", \"size\": \"64K\","

@@ -282,7 +282,8 @@ Test(tlbflush, smt_dedup_is_unsafe_with_thread_scoped_invalidation)
 }
 
 /*
- * Huge pages in a range (mechanisms.md 1.1-1.3): cpu 0 write-protects one
+ * Huge pages in a range (references.md, 'Linux: tlb_flushall_shift (3.6-3.15)' to
+ * 'Linux: stride-aware ranges (4.19+)'): cpu 0 write-protects one
  * 2 MiB page (THP, or hugetlb) that cpu 1 keeps reading.
  */
 static char *huge_case(bool hugetlb)

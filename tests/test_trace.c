@@ -458,7 +458,7 @@ Test(trace, golden_tiny_munmap_story)
 /* ---- bigger runs ------------------------------------------------------------------ */
 
 /* The munmap harness, 4 MiB: 128 munmaps of 8 pages with 12 readers on 8 CPUs. */
-Test(trace, munmap_nests_and_flows, .timeout = 120)
+Test(trace, munmap_nests_and_flows)
 {
 	const char *params[] = {"file_size=\"4M\"", "tail_ms=1", NULL};
 	char *workload = bundled_workload("munmap", params);
@@ -518,7 +518,7 @@ Test(trace, a_syscall_slept_in_reopens_its_slice)
  * cross, handlers interrupt syscalls whose kernel work the model computed
  * ahead, and 6.8 flushes locally while the IPIs fly.
  */
-Test(trace, crossing_shootdowns_nest_and_flow, .timeout = 120)
+Test(trace, crossing_shootdowns_nest_and_flow)
 {
 	const char *params[] = {"iterations=40", "warmup=5", NULL};
 	char *workload = bundled_workload("tlb_flush2", params);
@@ -534,7 +534,7 @@ Test(trace, crossing_shootdowns_nest_and_flow, .timeout = 120)
 }
 
 /* riscv names its handlers after the riscv kernel and flushes through SBI. */
-Test(trace, riscv_sbi_nests_and_flows, .timeout = 120)
+Test(trace, riscv_sbi_nests_and_flows)
 {
 	const char *params[] = {"iterations=30", "warmup=5", NULL};
 	char *workload = bundled_workload("tlb_flush2", params);
@@ -550,7 +550,7 @@ Test(trace, riscv_sbi_nests_and_flows, .timeout = 120)
  * Every way a machine flushes: IPIs with lazy-TLB eras and PCIDs, SMT de-dup,
  * INVLPGB broadcasts, arm64 TLBI broadcasts (no IPI at all), riscv IPIs.
  */
-Test(trace, every_flush_mechanism_nests_and_flows, .timeout = 300)
+Test(trace, every_flush_mechanism_nests_and_flows)
 {
 	static const struct {
 		const char *topology, *policy, *handler;
@@ -575,9 +575,9 @@ Test(trace, every_flush_mechanism_nests_and_flows, .timeout = 300)
 	g_free(workload);
 }
 
-Test(trace, same_run_same_bytes, .timeout = 120)
+Test(trace, same_run_same_bytes)
 {
-	const char *params[] = {"file_size=\"2M\"", "tail_ms=1", NULL};
+	const char *params[] = {"file_size=\"2M\"", "tail_ms=1", "threads=6", NULL};
 	char *workload = bundled_workload("munmap", params);
 	struct support_run a, b;
 	char *first = traced_run("haswell-i7", "linux-4.5", workload, &all_events, &a);
@@ -592,7 +592,7 @@ Test(trace, same_run_same_bytes, .timeout = 120)
 }
 
 /* Tracing observes: the results are those of a run without it. */
-Test(trace, tracing_changes_no_result, .timeout = 120)
+Test(trace, tracing_changes_no_result)
 {
 	const char *params[] = {"iterations=40", "warmup=5", NULL};
 	char *workload = bundled_workload("tlb_flush2", params);
@@ -609,9 +609,9 @@ Test(trace, tracing_changes_no_result, .timeout = 120)
 
 /* ---- window and budget --------------------------------------------------------------- */
 
-Test(trace, window_keeps_only_its_events, .timeout = 120)
+Test(trace, window_keeps_only_its_events)
 {
-	const char *params[] = {"file_size=\"4M\"", "tail_ms=1", NULL};
+	const char *params[] = {"file_size=\"4M\"", "tail_ms=1", "threads=6", NULL};
 	char *workload = bundled_workload("munmap", params);
 	struct trace_options window = {.window_start_ns = 200000, .window_end_ns = 300000};
 	struct support_run run;
@@ -642,9 +642,9 @@ Test(trace, window_keeps_only_its_events, .timeout = 120)
 	support_run_free(&run);
 }
 
-Test(trace, max_events_cuts_and_says_so, .timeout = 120)
+Test(trace, max_events_cuts_and_says_so)
 {
-	const char *params[] = {"file_size=\"4M\"", "tail_ms=1", NULL};
+	const char *params[] = {"file_size=\"4M\"", "tail_ms=1", "threads=6", NULL};
 	char *workload = bundled_workload("munmap", params);
 	struct trace_options budget = {.window_end_ns = UINT64_MAX, .max_events = 300};
 	struct support_run run;

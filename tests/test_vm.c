@@ -686,7 +686,7 @@ Test(vm, madvise_readers_share_mmap_lock_but_bounce_its_line)
  * takes mmap_lock; munmap and mmap also write-lock the VMA.  The shared line
  * alone makes each fault's wait at least a cross-CCD transfer on average.
  */
-Test(vm, tlb_flush2_faults_share_one_vma_lock, .timeout = 300)
+Test(vm, tlb_flush2_faults_share_one_vma_lock)
 {
 	char *json = NULL;
 	cr_assert(g_file_get_contents(TLBSIM_SOURCE_DIR "/workloads/tlb_flush2.json", &json, NULL,

@@ -1,6 +1,6 @@
 """The reproductions of published measurements in docs/validation.md, as a package.
 
-  common       Run, execute(), the CSVs of plots/out/, number and table helpers, Section,
+  common       Run, execute(), the CSVs of plots/results/, number and table helpers, Section,
                plot() (gnuplot); imports no other module of the package
   exp1 ... exp7  one experiment each: NAME (its CSV), its published figures, runs() and
                section(rows), which writes the experiment's part of the report and draws

@@ -1,7 +1,7 @@
-"""Fits a machine's unmeasured costs, once, to figures of calibration.md Part 2.
+"""Fits a machine's unmeasured costs, once, to published figures open for calibration.
 
-calibration.md lets a machine be calibrated "from hardware facts and at most
-these figures" (its Part 2, "published measurements open for calibration").
+The calibration rule (docs/references.md#calibration-rule) lets a machine be calibrated
+from hardware facts and at most the published measurements open for calibration.
 FITS lists, per machine, the cost keys that no measurement fixes (their source
 says 'estimate') and the published cells that fit them; everything else in the
 topology stays as sourced.  Gauss-Newton on the cells' relative errors, with a
@@ -30,8 +30,8 @@ FITS = {
         "params": {"vma_op": 2000, "ipi_send": 200, "pte_op": 10},
         "figure": "munmap ns/call",
         "cells": [(-1, t, n) for t in (12, 24) for n in NS],
-        "cells_text": "calibration.md Part 2 B, shift -1: munmap ns/call at T 12 and 24, "
-                      "N 8 to 512 (14 cells)",
+        "cells_text": "references.md, 'Published measurements: tlb_flushall_shift tables (Alex "
+                      "Shi, 2013)', shift -1: munmap ns/call at T 12 and 24, N 8 to 512 (14 cells)",
     },
 }
 

@@ -2,7 +2,7 @@
 
 A Run is one tlbsim invocation; execute() runs a list of them through the binary, JOBS at a
 time, and returns tlbsim's CSV row of each.  write_csv() and read_csv() keep those rows in
-plots/out/ so that --reuse can redraw without running.  The number and text helpers (ape,
+plots/results/ so that --reuse can redraw without running.  The number and text helpers (ape,
 mdape, harness, fmt, pct, signed, table) are what the report is written with, and a Section
 is one experiment's part of it.  plot() draws a figure with gnuplot.
 
@@ -18,12 +18,13 @@ import statistics
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Outputs go into this tree unless VALIDATE_OUTPUT_ROOT names another (the tests' temporary one).
 OUTPUT_ROOT = os.environ.get("VALIDATE_OUTPUT_ROOT", ROOT)
-OUT = os.path.join(OUTPUT_ROOT, "plots", "out")
+OUT = os.path.join(OUTPUT_ROOT, "plots", "results")
 IMG = os.path.join(OUTPUT_ROOT, "docs", "img", "validation")
 WORKLOADS = os.path.join(ROOT, "workloads")
 TOPOLOGIES = os.path.join(ROOT, "topologies")
@@ -52,7 +53,7 @@ class Run:
             a += ["--seed", str(self.seed)]
         if self.per_cpu:
             a += [f"--per-cpu={per_cpu_path(self.exp, self.key)}"]
-        return a + ["--host-time"]
+        return a
 
     def command(self):
         s = "".join(f" --set {x}" for x in self.sets)
@@ -62,7 +63,7 @@ class Run:
 
 
 def per_cpu_path(exp, key):
-    """plots/out/expN-KEY-cpus.csv: a run's per-CPU counters (--per-cpu)."""
+    """plots/results/expN-KEY-cpus.csv: a run's per-CPU counters (--per-cpu)."""
     return os.path.join(OUT, f"exp{exp}-{keystr(key).replace('/', '-')}-cpus.csv")
 
 
@@ -71,6 +72,7 @@ def execute(runs, tlbsim, jobs, progress=True):
 
     done = [0]
     lock = threading.Lock()
+    started = time.monotonic()
 
     failed = []
 
@@ -83,7 +85,11 @@ def execute(runs, tlbsim, jobs, progress=True):
         with lock:
             done[0] += 1
             if progress:
-                print(f"[{done[0]}/{len(runs)}] {run.command()}", file=sys.stderr, flush=True)
+                # Runs start longest first, so the estimate only shrinks.
+                spent = time.monotonic() - started
+                left = spent / done[0] * (len(runs) - done[0])
+                print(f"[{done[0]}/{len(runs)}, {spent:.0f} s, about {left:.0f} s left] "
+                      f"{run.command()}", file=sys.stderr, flush=True)
         rows = list(csv.DictReader(io.StringIO(p.stdout)))
         row = rows[0]
         lines = [l for l in p.stderr.splitlines() if l.strip()]
@@ -98,7 +104,7 @@ def execute(runs, tlbsim, jobs, progress=True):
 
 
 def write_csv(name, runs, rows):
-    """plots/out/NAME.csv: the run's key and command, then tlbsim's columns."""
+    """plots/results/NAME.csv: the run's key and command, then tlbsim's columns."""
     path = os.path.join(OUT, name + ".csv")
     first = rows[(runs[0].exp, keystr(runs[0].key))]
     cols = ["key", "command"] + [c for c in first if c != "summary"] + ["summary"]
@@ -147,7 +153,8 @@ def mdape(errors):
 
 
 def harness(row):
-    """Alex Shi's integer formulas (benchmarks.md 1.4): ms, ns/call, acc/thread/ms, ns/access."""
+    """Alex Shi's integer formulas (docs/references.md#benchmark-munmap-harness-alex-shi-2012):
+    ms, ns/call, acc/thread/ms, ns/access."""
     phase = num(row, "phase_ns")
     calls = int(row["op_count"])
     return (int(phase // 1e6), int(phase // calls), int(num(row, "accesses_per_thread_ms")),
@@ -219,7 +226,7 @@ def png_terminal():
 
 
 def plot(name, script, datas, size=(900, 560)):
-    """Writes the data blocks to plots/out/NAME-*.dat and draws NAME.png/.svg."""
+    """Writes the data blocks to plots/results/NAME-*.dat and draws NAME.png/.svg."""
     for suffix, text in datas.items():
         with open(os.path.join(OUT, f"{name}-{suffix}.dat"), "w") as f:
             f.write(text)

@@ -1,4 +1,5 @@
-"""Experiment 1: SMT-sibling IPI de-duplication (Alex Shi, 2016; calibration.md A).
+"""Experiment 1: SMT-sibling IPI de-duplication (Alex Shi, 2016; published figures in
+docs/references.md#published-measurements-smt-de-dup-alex-shi-2016).
 
 haswell-i7, munmap16 under linux-4.5 against linux-4.5-smt-dedup, seven seeds (seven
 placements of the harness's regions); the same on haswell-i7-smt-thread (SDM semantics),
@@ -97,7 +98,8 @@ def flush_cost_text(rows):
             + "; the topology's interrupt entry and exit "
             f"are {irq} cycles. So the published gain needs each flush IPI to cost the "
             f"interrupted reader {pub * ghz / irq:.0f} times the interrupt's entry and exit, "
-            "more than calibration.md's 'a few hundred cycles bare' can give; or the two "
+            "more than the 'few hundred cycles bare' of [references.md](references.md#costs-ipis-"
+            "and-interrupts) can give; or the two "
             "published runs differ in more than the de-dup (single runs, whole-program "
             "counts).")
 
@@ -198,9 +200,11 @@ def figures_of(r):
 
 
 def section(rows):
-    s = Section(1, "SMT-sibling IPI de-duplication (Alex Shi, 2016; calibration.md A)",
+    s = Section(1, "SMT-sibling IPI de-duplication (Alex Shi, 2016)",
                 "SMT-sibling IPI de-dup, haswell-i7, munmap16")
-    s.add("`haswell-i7` (i7-4770 class, 4C/8T, `smt_invalidation` `core`: the patch's premise), "
+    s.add("Published figures: [references.md](references.md#published-measurements-smt-de-"
+          "dup-alex-shi-2016). "
+          "`haswell-i7` (i7-4770 class, 4C/8T, `smt_invalidation` `core`: the patch's premise), "
           "workload `munmap16` (`munmap -t 16 -n 64`, 1 GiB), `linux-4.5` against "
           "`linux-4.5-smt-dedup`. Commands: `tlbsim -T haswell-i7 -w munmap16 -p linux-4.5` and "
           f"`-p linux-4.5-smt-dedup`, each with `--seed` 1 to {len(SEEDS)}: munmap16 places "
@@ -388,7 +392,8 @@ def analysis_text(rows, seeded, sim, acc_sim):
             "(pipeline flush, cache and predictor disturbance, the sibling's share of the "
             "core) is likely far above the 600 cycles of entry and exit the topology "
             "estimates. The published figures are single runs of a benchmark whose run-to-run "
-            "variance Dave Hansen called too high to reproduce (benchmarks.md 1.4).\n\n"
+            "variance Dave Hansen called too high to reproduce ([references.md](references.md#"
+            "benchmark-munmap-harness-alex-shi-2012)).\n\n"
             f"The access rate itself is about {over_pub:.1f} "
             "times the published one. The harness's loads "
             "are independent, so the workload lets the core overlap them (`\"loads\": "

@@ -1,4 +1,5 @@
-"""Experiment 2: tlb_flushall_shift 2 vs -1 on IvyBridge-EP (Alex Shi, 2013; calibration.md B).
+"""Experiment 2: tlb_flushall_shift 2 vs -1 on IvyBridge-EP (Alex Shi, 2013; published figures in
+docs/references.md#published-measurements-tlb_flushall_shift-tables-alex-shi-2013).
 
 ivybridge-ep-2s, munmap -t T -n N under linux-3.11 with the shift set to 2 and to -1: the
 published grid (PUB_B, T 12 and 24, N 8 to 512), a quarter of the published FILE_SIZE unless
@@ -39,7 +40,8 @@ CHECK_CELLS = [(2, 12, 64), (2, 12, 256), (-1, 24, 512)]
 EIGHTH = ["workload.file_size=128M", "workload.tail_us=1250"]
 EIGHTH_CHECK = (2, 12, 64)
 # Hansen's per-page slope of a traced local range flush on Ivy Bridge
-# (calibration.md 3.2: 200-350; 260 from his 1-32 page table), against the
+# (docs/references.md, 'Costs: INVLPG and CR3 writes': 200-350; 260 from his 1-32 page
+# table), against the
 # 100-cycle instruction cost the topology uses: a what-if, not applied.
 LOOP_INVLPG = 260
 GHZ = 2.7  # ivybridge-ep-2s.json clock_ghz
@@ -77,10 +79,12 @@ def runs(full):
 def section(rows, full, fitted, costs):
     """The report's section 2.  FITTED: the (shift, T, N) cells the machine's costs were
     fitted to (empty: none are marked); COSTS: the fitted costs, {name: cycles}."""
-    s = Section(2, "`tlb_flushall_shift` 2 vs -1 on IvyBridge-EP (Alex Shi, 2013; "
-                   "calibration.md B)", "`tlb_flushall_shift` 2 vs -1, ivybridge-ep-2s")
+    s = Section(2, "`tlb_flushall_shift` 2 vs -1 on IvyBridge-EP (Alex Shi, 2013)",
+                "`tlb_flushall_shift` 2 vs -1, ivybridge-ep-2s")
     size = "1 GiB" if full else "256 MiB (see the check below)"
-    s.add("`ivybridge-ep-2s` (2 x 12 x 2 = 48 CPUs), workload `munmap` with "
+    s.add("Published figures: [references.md](references.md#published-measurements-"
+          "tlb_flushall_shift-tables-alex-shi-2013). "
+          "`ivybridge-ep-2s` (2 x 12 x 2 = 48 CPUs), workload `munmap` with "
           "`--set workload.threads=T --set workload.pages_per_munmap=N`, policy `linux-3.11` "
           "with `--set policy.tlb_flushall_shift=2` and `=-1`; FILE_SIZE " + size + ".")
     if not full:
@@ -290,7 +294,7 @@ def calibration_text(costs, m_acc):
     """What the fit of the machine's estimates gave, and what it says."""
     return ("Calibration. `vma_op`, `ipi_send` and `pte_op` of `ivybridge-ep-2s` were estimates "
             "that no measurement fixes; `plots/calibrate.py` fitted them once to the 14 shift "
-            "-1 ns/call cells (docs/decisions.md, 'Calibration from Part 2'): "
+            "-1 ns/call cells (docs/decisions.md, 'Calibration from the published figures'): "
             + ", ".join(f"`{k}` {v:,} cycles" for k, v in costs.items())
             + f" ({costs['vma_op'] / GHZ / 1000:.1f} us per call, "
             f"{costs['ipi_send'] / GHZ:.0f} ns per target, "

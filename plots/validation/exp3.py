@@ -1,5 +1,5 @@
-"""Experiment 3: Haswell i5-4350U, best shift 1, balance point 256 (Alex Shi, 2013;
-calibration.md B).
+"""Experiment 3: Haswell i5-4350U, best shift 1, balance point 256 (Alex Shi, 2013; the claim
+is in docs/references.md#published-measurements-haswell-balance-point-alex-shi-2013).
 
 haswell-i5-4350u, munmap -t 3 -n N under linux-3.11: which tlb_flushall_shift serves the
 harness best and up to which N an INVLPG loop beats a full flush.  A claim, no published
@@ -8,7 +8,7 @@ cells: the verdict is the comparison.
 import math
 
 from .common import Run, Section, dat, fmt, harness, keystr, num, plot, signed, table
-from .exp2 import NS  # calibration.md B's range sizes, as in experiment 2
+from .exp2 import NS  # the 2013 tables' range sizes, as in experiment 2
 
 NAME = "exp3-haswell-i5-shift"
 
@@ -53,8 +53,10 @@ def cell(rows, shift, n):
 
 def section(rows):
     s = Section(3, "Haswell i5-4350U: best shift 1, balance point 256 entries (Alex Shi, "
-                   "2013; calibration.md B)", "best shift and balance point, haswell-i5-4350u")
-    s.add(f"`haswell-i5-4350u` (2C/4T, 1.4 GHz, `cpuid.tlb_lld_4k` {I5_LLD}), workload "
+                   "2013)", "best shift and balance point, haswell-i5-4350u")
+    s.add(f"The claim: [references.md](references.md#published-measurements-haswell-"
+          "balance-point-alex-shi-2013). "
+          f"`haswell-i5-4350u` (2C/4T, 1.4 GHz, `cpuid.tlb_lld_4k` {I5_LLD}), workload "
           f"`munmap` (1 GiB) with T = {I5_T} readers, `linux-3.11` with "
           "`--set policy.tlb_flushall_shift=S`, S in {-1, 0, ..., 6}, N in {8, ..., 512}. "
           f"T = {I5_T}: the published Haswell thread count is not given; three readers and the "

@@ -21,10 +21,11 @@ PUB_HANSEN_FULL = 2283
 HANSEN_BIAS = 335
 HANSEN_FULL_N = 64  # above the 33-page ceiling: one full flush
 IVB_GHZ = 2.7       # ivybridge-ep-2s.json clock_ghz
-HANSEN_WL = os.path.join(WORKLOADS, "madv-local-flush.json")
+HANSEN_WL = "madv-local-flush"
 
 
-# Mel Gorman, linux-mm Dec 2013 (benchmarks.md 1.6): mean harness "cost" ns per thread count.
+# Mel Gorman, linux-mm Dec 2013 (docs/references.md, 'Published measurements: mmtests cost
+# tables'): mean harness "cost" ns per thread count.
 PUB_MMTESTS = {
     ("ivybridge-i3-3240", "3.13-rc3"): {1: 11.17, 2: 11.70, 3: 24.07, 4: 40.48},
     ("ivybridge-i3-3240", "3.4.69"): {1: 5.15, 2: 10.30, 3: 10.89, 4: 19.51},
@@ -42,8 +43,8 @@ MMTESTS_CPUS = {"ivybridge-i3-3240": 4, "ivybridge-i7-3770": 8}
 # (1-64, 65-128, ..., 449-512); each band is run at its midpoint.
 MMTESTS_BANDS = [64 * b + 32 for b in range(8)]
 MMTESTS_SETS = ["workload.file_size=128M"]  # mmtests builds with -DFILE_SIZE=128 MiB
-HANSEN_LOOP_MAX = 350  # calibration.md 3.2: local range flush, 200-350 cycles per extra page
-HANSEN_WALK_MAX = 45   # calibration.md 3.2: page walk with PTEs cache-resident, 20-45 cycles
+HANSEN_LOOP_MAX = 350  # local range flush, 200-350 cycles per extra page (references.md)
+HANSEN_WALK_MAX = 45   # page walk with PTEs cache-resident, 20-45 cycles (references.md)
 with open(os.path.join(WORKLOADS, "munmap.json")) as _f:
     _params = json.load(_f)["params"]
 MUNMAP_TAIL_MS = _params["tail_ms"]  # the harness's usleep(10000)
@@ -123,7 +124,9 @@ def local_flush_cycles(r):
 def hansen_part(s, rows):
     """Hansen's traced cycles per local flush against tlbsim's; sets the section's MdAPE
     and verdict (which section() then joins with the mmtests part's)."""
-    s.add("Hansen traced `flush_tlb_mm_range()` during a kernel build on an IvyBridge "
+    s.add("Published figures: [references.md](references.md#published-measurements-local-flush-"
+          "cycles-dave-hansen-2014). "
+          "Hansen traced `flush_tlb_mm_range()` during a kernel build on an IvyBridge "
           "i5-3320M. Workload `madv-local-flush` (its `imitates`/`simplified` fields say "
           "what it imitates): one task MADV_DONTNEEDs N populated pages of its own mm and "
           "faults them back, 200 times, so every call is a local-only flush of N pages. "
@@ -207,6 +210,8 @@ MMTESTS_COMPARISONS = (("3.13-rc3", "3.4.69"), ("shift 2", "3.13-rc3"))
 def mmtests_part(s, rows):
     """Adds Mel Gorman's mmtests tables to section 4; returns (MdAPE, verdict)."""
     s.add("### Mel Gorman's mmtests `tlbflush` cost tables (2013)\n\n"
+          "Published figures: [references.md](references.md#published-measurements-mmtests-cost-"
+          "tables-mel-gorman-2013). "
           "Machines `ivybridge-i3-3240` (1 x 2 x 2, 3.4 GHz) and `ivybridge-i7-3770` "
           "(1 x 4 x 2, 3.4 GHz): the Ivy Bridge core of `ivybridge-ep-2s` on the one-socket "
           "client uncore of `haswell-i7`, CPUID model 0x3A (shift 1). Workload `munmap` at "
@@ -324,10 +329,12 @@ def mmtests_bound_text(bounds, beyond):
             f"and runs undisturbed through each run's {MUNMAP_TAIL_MS} ms tail. Price "
             "the dearer kernel's flushes at the dearest figures a source gives: "
             f"{HANSEN_LOOP_MAX} cycles for each page an INVLPG handler invalidates "
-            "(Hansen's traced loop, calibration.md 3.2; the munmap thread waits for the "
+            "(Hansen's traced loop, [references.md](references.md#costs-invlpg-and-cr3-writes); "
+            "the munmap thread waits for the "
             "handler, so a run lasts its tail plus the handlers at least), and a refill "
             f"of the reader's whole working set after a full flush ({MUNMAP_PAGES} walks "
-            f"at {HANSEN_WALK_MAX} cycles, calibration.md 3.2's upper bound, plus the "
+            f"at {HANSEN_WALK_MAX} cycles, the upper bound of [references.md](references.md#costs-"
+            "page-walks-and-stlb-hits), plus the "
             "topology's CR3 write; not waited for). With the other kernel's readers "
             "taken to lose nothing, the mean cost over the "
             f"{len(MMTESTS_BANDS)} bands then grows by at most the mean over the bands of "
@@ -385,7 +392,8 @@ def mmtests_analysis_text(bounds, beyond):
             "walks, one at a time, overlapping the reader's other loads), so the two kernels "
             "come out within a few percent. Where the published regression is small, a "
             "remote range flush dearer per page than a bare INVLPG would explain it (Hansen's "
-            "traced local loop cost 200-350 cycles a page, calibration.md 3.2; experiment 4's "
+            "traced local loop cost 200-350 cycles a page, [references.md](references.md#costs-"
+            "invlpg-and-cr3-writes); experiment 4's "
             "first part shows tlbsim's 100); where it is large (the bound above), no sourced "
             "flush cost can, and what remains is costs outside the flush that differ between "
             "two kernels twenty releases apart and that no preset models, or noise: Mel "

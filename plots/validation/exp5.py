@@ -1,4 +1,5 @@
-"""Experiment 5: lazy TLB 'even lazier' (Rik van Riel, 2018; calibration.md C).
+"""Experiment 5: lazy TLB 'even lazier' (Rik van Riel, 2018; published figures in
+docs/references.md#published-measurements-lazy-tlb-rik-van-riel-2018).
 
 skylake-sp-2s-48, netperf-lazy under linux-4.19 against linux-4.20: switch_mm's share of
 CPU time, the cpumask atomics in it, and the context-switch time the series saves.
@@ -36,9 +37,11 @@ def measure(r):
 
 
 def section(rows):
-    s = Section(5, "Lazy TLB 'even lazier' (Rik van Riel, 2018; calibration.md C)",
+    s = Section(5, "Lazy TLB 'even lazier' (Rik van Riel, 2018)",
                 "lazy TLB 4.19 vs 4.20, skylake-sp-2s-48, netperf-lazy")
-    s.add("`skylake-sp-2s-48` (2 x 12 x 2 = 48 CPUs), workload `netperf-lazy` (defaults: 48 "
+    s.add("Published figures: [references.md](references.md#published-measurements-lazy-tlb-"
+          "rik-van-riel-2018). "
+          "`skylake-sp-2s-48` (2 x 12 x 2 = 48 CPUs), workload `netperf-lazy` (defaults: 48 "
           "pinned workers, 400 requests of 20 us work and 20 us idle, a one-page "
           "MADV_DONTNEED every 8th request of worker 0), `linux-4.19` (4.14-4.18 lazy TLB: "
           "with PCIDs a CPU going idle switches to init_mm at once) against `linux-4.20` (the "
@@ -74,8 +77,9 @@ def comparison(s, pub):
           "half', 'roughly halved') turned into numbers. The atomics' share in tlbsim is "
           f"`switch_mm_cycles` less one CR3 write (`flush_all`, {SKX_FLUSH_ALL} cycles) per "
           "`switch_mm`: under 4.19 a switch is exactly atomics plus one CR3 write. What the "
-          "series roughly halved is context-switch CPU time (mechanisms.md 3.3: "
-          "'context-switch CPU roughly halved (netbench)'), not switch_mm_irqs_off()'s "
+          "series roughly halved is context-switch CPU time (the cover letter's 'netbench' "
+          "figure, [references.md](references.md#published-measurements-lazy-tlb-rik-van-"
+          "riel-2018)), not switch_mm_irqs_off()'s "
           "share, which the cover letter gives for 4.19 only; in tlbsim that time is every "
           f"switch's `context_switch` ({SKX_CONTEXT_SWITCH} cycles, an estimate) plus "
           "`switch_mm_ns`. (Comparing switch_mm's own share under 4.20 with half of 1.9% "
@@ -113,7 +117,7 @@ def analysis_text(cs_ratio, rest_over_mm):
             "implies several microseconds of switch_mm_irqs_off() per switch. What the model "
             "leaves out there is the rest of that function (barriers, speculation mitigations "
             "such as IBPB checks, the loaded_mm bookkeeping) and cache misses on the per-CPU "
-            "TLB state, none of which has a measured cost in calibration.md. With the series, "
+            "TLB state, none of which has a measured cost in any source we found. With the series, "
             "tlbsim's workers flip between one process and idle, so a lazy CPU returns to the "
             "mm it still has loaded and does no switch at all: the only switch_mm time left is "
             "the catch-up CR3 writes after flushes it skipped, and context-switch CPU time "

@@ -48,7 +48,8 @@ def lat(r):
 def section(rows):
     s = Section(6, "Withheld results: THP mprotect (2012) and riscv MADV_PAGEOUT batching "
                    "(2024)", "withheld: THP mprotect (nehalem-ep-2s), riscv MADV_PAGEOUT")
-    s.add("The published figures are withheld (benchmarks.md 1.6, mechanisms.md 4): these "
+    s.add("The published figures are withheld ([references.md](references.md#published-"
+          "measurements-withheld-figures)): these "
           "are predictions, checked only against the direction each patch claims.")
     thp_ok, thp_cut = thp_part(s, rows)
     rv_ok, sp = riscv_part(s, rows)

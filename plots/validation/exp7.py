@@ -1,5 +1,5 @@
 """Experiment 7: INVLPGB vs IPIs on will-it-scale tlb_flush2_threads (Rik van Riel, 2025;
-mechanisms.md 5.1).
+published figures: docs/references.md, 'Published measurements: INVLPGB on will-it-scale').
 
 amd-milan-36c, tlb_flush2 with 36 tasks (and one, for the loop's own cost): the published
 2 x 2 of INVLPGB on or off and the LRU fix on or off, loops/s and the invalidation share.
@@ -14,7 +14,8 @@ MILAN_GHZ = topology_value("amd-milan-36c", "clock_ghz")
 MILAN_TRANSFER = topology_value("amd-milan-36c", "costs", "line_transfer", "socket")
 
 
-# The published 2 x 2 (benchmarks.md 2.1): INVLPGB on or off, the LRU fix ("mm:
+# The published 2 x 2 (docs/references.md, 'Published measurements: INVLPGB on
+# will-it-scale'): INVLPGB on or off, the LRU fix ("mm:
 # remove unnecessary calls to lru_add_drain") on or off; loops/s of each.
 CELLS = [  # key, label, policy, drains the LRU batch on free, published loops/s
     ("linux-6.14", "vanilla (6.14)", "linux-6.14", True, 527000),
@@ -69,9 +70,11 @@ def measure(r, r1, label, published):
 
 
 def section(rows):
-    s = Section(7, "INVLPGB vs IPIs on will-it-scale tlb_flush2_threads (Rik van Riel, 2025; "
-                   "mechanisms.md 5.1)", "INVLPGB and the LRU fix, amd-milan-36c, tlb_flush2")
-    s.add(f"`amd-milan-36c` (36 cores, 72 CPUs), workload `tlb_flush2` with "
+    s = Section(7, "INVLPGB vs IPIs on will-it-scale tlb_flush2_threads (Rik van Riel, 2025)",
+                "INVLPGB and the LRU fix, amd-milan-36c, tlb_flush2")
+    s.add("Published figures: [references.md](references.md#published-measurements-invlpgb-"
+          "on-will-it-scale-rik-van-riel-2025). "
+          f"`amd-milan-36c` (36 cores, 72 CPUs), workload `tlb_flush2` with "
           f"`--set workload.threads={MILAN_T}` (will-it-scale pins one task per core; CPUs "
           "0-35 are the first threads of the 36 cores). The published runs are a 2 x 2: "
           "INVLPGB (`linux-6.15`: broadcast flushes for mms on more than 3 CPUs; `linux-6.14`: "
@@ -248,7 +251,7 @@ def level_text(m):
             "loops/s mean 68 us per loop and task (31 us with both fixes), so tlbsim lacks "
             "tens of microseconds per loop at 36 tasks; with them the VMA line would be far "
             "from its ceiling, and the LRU lock could again be what INVLPGB runs into. "
-            "Candidates, none with a figure in calibration.md: the cross-CCD transfer under "
+            "Candidates, none with a published figure: the cross-CCD transfer under "
             "contention (the topology's figure is an uncontended estimate), the interrupt's "
             "real cost on a Zen 3 with its mitigations, the page-table locks (a PTE page "
             "holds two tasks' mappings), the memory cgroup's counters, and the wakeup of a "

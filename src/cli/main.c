@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "tlbsim/cli/cli.h"
+#include "tlbsim_commit.h"
 #include "tlbsim/cli/emit.h"
 #include "tlbsim/cli/options.h"
 #include "tlbsim/cli/report.h"
@@ -87,7 +88,7 @@ out_free:
 static int main_single(struct options *o, int argc, char **argv)
 {
 	if (o->version) {
-		printf("tlbsim %s\n", TLBSIM_VERSION);
+		printf("tlbsim %s (%s)\n", TLBSIM_VERSION, TLBSIM_COMMIT);
 		return EXIT_OK;
 	}
 	if (o->list_topologies || o->list_workloads || o->list_policies) {
@@ -99,12 +100,14 @@ static int main_single(struct options *o, int argc, char **argv)
 			single_list(INPUT_POLICY, true);
 		return EXIT_OK;
 	}
-	if (argc > 1) {
-		g_printerr("tlbsim: unexpected argument \"%s\" (see --help)\n", argv[1]);
-		return EXIT_INPUT;
-	}
+	if (argc > 1)
+		return options_unexpected(o, "tlbsim", argv[1]);
 	if (!o->topology || !o->workload) {
-		g_printerr("tlbsim: --topology and --workload are required (see --help)\n");
+		g_printerr("tlbsim: %s: a run needs --topology (-T) and --workload (-w) "
+			   "(see --list-topologies, --list-workloads)\n",
+			   !o->topology && !o->workload ? "--topology and --workload are missing"
+			   : !o->topology		   ? "--topology is missing"
+							   : "--workload is missing");
 		return EXIT_INPUT;
 	}
 	if (!options_check_common(o) || !options_check_outputs(o))
@@ -127,11 +130,8 @@ static int main_single(struct options *o, int argc, char **argv)
 
 static int main_sweep(struct options *o, int argc, char **argv)
 {
-	if (argc > 1) {
-		g_printerr("tlbsim sweep: unexpected argument \"%s\" (see tlbsim sweep --help)\n",
-			   argv[1]);
-		return EXIT_INPUT;
-	}
+	if (argc > 1)
+		return options_unexpected(o, "tlbsim sweep", argv[1]);
 	if (!options_check_common(o))
 		return EXIT_INPUT;
 	if (o->emit_commands && o->output && !o->append) {
@@ -197,6 +197,7 @@ int main(int argc, char **argv)
 			"Example: tlbsim --topology haswell-i7 --workload munmap16 --policy linux-4.5\n"
 			"Sweeps: tlbsim sweep --help");
 	}
+	g_option_context_set_description(context, options_help_notes(sweep));
 	GError *error = NULL;
 	int code = EXIT_OK;
 	if (!g_option_context_parse(context, &argc, &argv, &error)) {

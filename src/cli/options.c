@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
+#include "tlbsim/cli/cli.h"
 #include "tlbsim/cli/options.h"
 #include "tlbsim/cli/output.h"
 #include "tlbsim/cli/report.h"
@@ -252,8 +253,8 @@ void options_add_common(GOptionContext *context, struct options *o)
 		 "N"},
 		{"max-wall-seconds", 0, 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Stop with exit code 4 after S seconds of wall time (default: no limit)", "S"},
-		{"no-run-ahead", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &o->no_run_ahead,
-		 "One memory access per event (slow; for checking run-ahead)", NULL},
+		{"no-run-ahead", 0, 0, G_OPTION_ARG_NONE, &o->no_run_ahead,
+		 "One memory access per event: the same results, slowly (checks run-ahead)", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_option_context_add_main_entries(context, entries, NULL);
@@ -304,6 +305,57 @@ void options_add_sweep(GOptionContext *context, struct options *o)
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_option_context_add_main_entries(context, entries, NULL);
+}
+
+/* The first of @args (--set or --vary values) without '=', or NULL. */
+static const char *without_value(char **args)
+{
+	for (char **a = args; a && *a; a++)
+		if (!strchr(*a, '='))
+			return *a;
+	return NULL;
+}
+
+int options_unexpected(const struct options *o, const char *prog, const char *extra)
+{
+	const char *set = without_value(o->sets), *vary = without_value(o->varies);
+	if (set || vary) {
+		const char *option = set ? "--set" : "--vary";
+		const char *key = set ? set : vary;
+		g_printerr("%s: %s %s has no value and \"%s\" is left over: write %s %s=%s "
+			   "(KEY=VALUE, one word)\n",
+			   prog, option, key, extra, option, key, extra);
+	} else {
+		g_printerr("%s: unexpected argument \"%s\": every input is given by an option "
+			   "(see %s --help)\n",
+			   prog, extra, prog);
+	}
+	return EXIT_INPUT;
+}
+
+const char *options_help_notes(bool sweep)
+{
+	static const char notes[] =
+	    "Needs: --append needs --output; --timeseries and --interval go together;\n"
+	    "--trace-window and --trace-max-events need --trace.\n"
+	    "\n"
+	    "Bare names (-T haswell-i7) are looked up in $TLBSIM_DATADIR/<kind>/, then in\n"
+	    "../share/tlbsim/<kind>/ beside the binary, then in the source tree tlbsim was\n"
+	    "built from, then in <prefix>/share/tlbsim/<kind>/;\n"
+	    "<kind> is topologies, workloads or policies.  A name with a '/' is a path.\n"
+	    "\n"
+	    "Exit codes: 0 success; 1 internal error; 2 usage or input error; 3 stale TLB hits\n"
+	    "under --strict; 4 a budget (--max-events, --max-sim-ns, --max-wall-seconds) ran\n"
+	    "out; 130 interrupted by SIGINT or SIGTERM.  Nothing is written unless the run\n"
+	    "succeeds.\n";
+	static const char sweep_notes[] =
+		"Each --vary KEY=V1,V2,... is an axis; the grid is their product, the first\n"
+		"--vary outermost.  --emit-commands with --output needs --append.\n"
+		"\n"
+		"Exit codes: as a single run's (2 usage or input error, 3 stale hits under\n"
+		"--strict, 4 a budget, 130 interrupted); nothing is written unless every run\n"
+		"succeeds.\n";
+	return sweep ? sweep_notes : notes;
 }
 
 /* Checks both modes share; prints the complaint. */

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 #include "tlbsim/cli/report.h"
+#include "tlbsim_commit.h"
 #include "tlbsim/util/error.h"
 
 __extension__ typedef unsigned __int128 u128;
@@ -125,6 +126,12 @@ static void col_threads(GString *out, const struct column_ctx *c)
 {
 	put_u64(out, c->f->threads);
 }
+
+static void col_access_tasks(GString *out, const struct column_ctx *c)
+{
+	put_u64(out, c->r->access_tasks);
+}
+
 static void col_sim_ns(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, c->f->sim_ps);
@@ -207,6 +214,13 @@ static void col_events(GString *out, const struct column_ctx *c)
 {
 	put_u64(out, c->r->events);
 }
+/* "0.2.0 (abc1234)": what made the row. */
+static void col_tlbsim_version(GString *out, const struct column_ctx *c)
+{
+	(void)c;
+	g_string_append(out, TLBSIM_VERSION " (" TLBSIM_COMMIT ")");
+}
+
 static void col_host_seconds(GString *out, const struct column_ctx *c)
 {
 	if (c->meta->host_time)
@@ -226,6 +240,7 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(seed) \
 	X(cpus) \
 	X(threads) \
+	X(access_tasks) \
 	X(sim_ns) \
 	X(phase_ns) \
 	X(op) \
@@ -277,7 +292,8 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(vma_lock_abort) \
 	X(syscalls) \
 	X(events) \
-	X(host_seconds)
+	X(host_seconds) \
+	X(tlbsim_version)
 
 #define COLUMN_FN(name) col_##name,
 static const column_fn column_fns[] = {REPORT_COLUMNS(COLUMN_FN)};

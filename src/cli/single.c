@@ -37,6 +37,34 @@ int single_list(enum inputs_kind kind, bool with_descriptions)
 	return EXIT_OK;
 }
 
+/*
+ * The threads column counts the tasks that made an access (the harness's
+ * -t): when that is fewer than the tasks with an access op, what the
+ * workload asked for (access_tasks), say why.
+ */
+static void print_threads_note(const struct sim_result *r)
+{
+	if (r->accessor_threads >= r->access_tasks)
+		return;
+	uint64_t none = r->access_tasks - r->accessor_threads, idle = r->access_tasks_idle;
+	GString *why = g_string_new(NULL);
+	if (none > idle)
+		g_string_append_printf(why, "%" G_GUINT64_FORMAT " began their access loop only "
+				       "after it had ended (its flag clear, or no rounds)",
+				       none - idle);
+	if (idle)
+		g_string_append_printf(why, "%s%" G_GUINT64_FORMAT " never reached theirs",
+				       none > idle ? "; " : "", idle);
+	if (r->tasks > r->nr_cpus)
+		g_string_append_printf(why, "; %" G_GUINT64_FORMAT " tasks shared %u CPUs, and a "
+				       "runnable task waits for the running one's scheduler slice",
+				       r->tasks, r->nr_cpus);
+	g_printerr("tlbsim: threads is %" G_GUINT64_FORMAT ", not the %" G_GUINT64_FORMAT
+		   " tasks with an access op (access_tasks): %s\n",
+		   r->accessor_threads, r->access_tasks, why->str);
+	g_string_free(why, TRUE);
+}
+
 static void print_stale(const struct sim_result *r, const struct topology *topo)
 {
 	if (r->total.stale_hits)
@@ -219,6 +247,7 @@ int single_run(const struct options *o, const struct labels *labels,
 			g_free(summary);
 		}
 		print_stale(result, inputs.topology);
+		print_threads_note(result);
 		if (o->strict && (result->total.stale_hits || result->total.stale_pwc))
 			code = EXIT_STALE;
 	}

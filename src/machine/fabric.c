@@ -10,7 +10,8 @@
  * because their latencies are equal and the engine is FIFO on ties.
  * Broadcast invalidations reach every TLB at once, broadcast_sync cycles after
  * the last was issued; concurrent broadcasts do not slow each other (their
- * contention on the interconnect is real but unquantified, mechanisms.md 5).
+ * contention on the interconnect is real but unquantified; references.md,
+ * 'Costs: broadcast invalidation').
  * Invariant: every interrupt sent is delivered exactly once.
  */
 #include <glib.h>

@@ -37,12 +37,35 @@ int inputs_key_kind(const char *key, size_t len, const char **hint)
 	return -1;
 }
 
+/* The installed data next to the running binary (bin/../share/tlbsim), or
+ * NULL: an installed copy finds its own data wherever its prefix went. */
+static char *beside_binary(void)
+{
+	char *exe = g_file_read_link("/proc/self/exe", NULL);
+	if (!exe)
+		return NULL;
+	char *bin = g_path_get_dirname(exe);
+	char *data = g_build_filename(bin, TLBSIM_DATADIR_FROM_BIN, NULL);
+	char *dir = g_canonicalize_filename(data, NULL);
+	g_free(data);
+	g_free(bin);
+	g_free(exe);
+	if (g_file_test(dir, G_FILE_TEST_IS_DIR))
+		return dir;
+	g_free(dir);
+	return NULL;
+}
+
 static GPtrArray *search_dirs(enum inputs_kind kind)
 {
 	GPtrArray *dirs = g_ptr_array_new_with_free_func(g_free);
 	const char *env = g_getenv("TLBSIM_DATADIR");
 	if (env && *env)
 		g_ptr_array_add(dirs, g_build_filename(env, folders[kind], NULL));
+	char *installed = beside_binary();
+	if (installed)
+		g_ptr_array_add(dirs, g_build_filename(installed, folders[kind], NULL));
+	g_free(installed);
 	g_ptr_array_add(dirs, g_build_filename(TLBSIM_SOURCE_DATADIR, folders[kind], NULL));
 	g_ptr_array_add(dirs, g_build_filename(TLBSIM_INSTALL_DATADIR, folders[kind], NULL));
 	return dirs;

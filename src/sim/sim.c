@@ -121,6 +121,9 @@ static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *i
 	}
 	r->op_cycles = histogram_copy(ir->op_cycles);
 	r->accessor_threads = ir->accessor_threads;
+	r->tasks = ir->tasks;
+	r->access_tasks = ir->access_tasks;
+	r->access_tasks_idle = ir->access_tasks_idle;
 	r->accesses = ir->accesses;
 	r->round_accesses = ir->round_accesses;
 	r->nr_stale_reports = m->nr_stale_reports;

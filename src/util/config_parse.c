@@ -77,12 +77,89 @@ static const char *tail_start(const char *text, const char **end, size_t chars)
 	return p;
 }
 
+/*
+ * What hand-written JSON most often gets wrong, named where cJSON gives only a
+ * stop: a comma before a closing bracket, a comma or colon missing, a single
+ * quote, a comment.  A scan of the tokens up to @stop (strings skipped, a
+ * stack of open brackets, in an object whether a key, ':', value or ','
+ * comes next); returns the cause and sets *@at to where it is, or NULL.
+ */
+enum expect { EXPECT_VALUE, EXPECT_KEY, EXPECT_COLON, EXPECT_COMMA };
+
+static const char *diagnose(const char *text, const char *stop, const char **at)
+{
+	char open[CJSON_NESTING_LIMIT + 1];
+	unsigned depth = 0;
+	enum expect want = EXPECT_VALUE;
+	const char *comma = NULL; /* the last ',' seen, if nothing came after it */
+	for (const char *p = text; *p; p++) {
+		if (is_json_space(*p))
+			continue;
+		*at = p;
+		if (*p == '/' && (p[1] == '/' || p[1] == '*'))
+			return "JSON has no comments (a \"comment\" key holds notes)";
+		if (*p == '\'')
+			return "JSON strings take double quotes, not single ones";
+		if ((*p == '}' || *p == ']') && comma)
+			return "a comma before a closing bracket: JSON allows no trailing comma";
+		if (*p == ',' && comma)
+			return "two commas in a row: a value is missing between them";
+		if (depth == 0 && want == EXPECT_COMMA)
+			return "text after the end of the JSON value";
+		bool value = *p == '"' || *p == '{' || *p == '[' || *p == '-' ||
+			     g_ascii_isalnum(*p);
+		if (value && want == EXPECT_COMMA)
+			return "a ',' is missing before this value";
+		if (value && want == EXPECT_COLON)
+			return "a ':' is missing after the key before this value";
+		if (p >= stop)
+			return NULL;
+		comma = *p == ',' ? p : NULL;
+		if (*p == '{' || *p == '[') {
+			if (depth == CJSON_NESTING_LIMIT)
+				return NULL;
+			open[depth++] = *p;
+			want = *p == '{' ? EXPECT_KEY : EXPECT_VALUE;
+		} else if (*p == '}' || *p == ']') {
+			depth -= depth > 0;
+			want = EXPECT_COMMA;
+		} else if (*p == ',') {
+			want = depth && open[depth - 1] == '{' ? EXPECT_KEY : EXPECT_VALUE;
+		} else if (*p == ':') {
+			want = EXPECT_VALUE;
+		} else if (*p == '"') {
+			for (p++; *p && *p != '"'; p++)
+				if (*p == '\\' && p[1])
+					p++;
+			if (!*p)
+				return NULL;
+			want = want == EXPECT_KEY ? EXPECT_COLON : EXPECT_COMMA;
+		} else {
+			while (p[1] && !is_json_space(p[1]) && !strchr(",:]}", p[1]))
+				p++;
+			want = EXPECT_COMMA;
+		}
+	}
+	return NULL;
+}
+
 static void set_parse_error(GError **error, const char *text, const char *name, const char *stop)
 {
 	size_t offset = (size_t)(stop - text);
 	unsigned line, column;
 	GString *snippet = g_string_new(NULL);
+	const char *at = NULL;
+	const char *cause = diagnose(text, stop, &at);
 
+	if (cause) {
+		text_position(text, (size_t)(at - text), &line, &column);
+		config_append_escaped(snippet, at, NULL, SNIPPET_CHARS, false);
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
+			    "%s:%u:%u: invalid JSON near '%s': %s", name, line, column,
+			    snippet->str, cause);
+		g_string_free(snippet, TRUE);
+		return;
+	}
 	text_position(text, offset, &line, &column);
 	if (*stop != '\0') {
 		config_append_escaped(snippet, stop, NULL, SNIPPET_CHARS, false);

@@ -20,6 +20,7 @@
 
 bool access_begin(struct itask *ts, const struct op *op)
 {
+	ts->began_access = true;
 	struct interp *ip = ts->interp;
 	const struct region *r = &ip->w->regions[op->region];
 	struct access_state *a = &ts->access;

@@ -363,6 +363,16 @@ static const struct task_ops interp_task_ops = {.run = interp_run};
 
 /* ---- construction ---------------------------------------------------------- */
 
+/* Does @ops (loop bodies included) have an access op? */
+static bool has_access(const struct op *ops, unsigned nr)
+{
+	for (unsigned i = 0; i < nr; i++)
+		if (ops[i].kind == OP_ACCESS ||
+		    (ops[i].kind == OP_LOOP && has_access(ops[i].body, ops[i].nr_body)))
+			return true;
+	return false;
+}
+
 static bool create_tasks(struct interp *ip, const char *file, uint64_t seed, GError **error)
 {
 	const struct workload *w = ip->w;
@@ -384,12 +394,14 @@ static bool create_tasks(struct interp *ip, const char *file, uint64_t seed, GEr
 			ts->task.ops = &interp_task_ops;
 			ts->task.data = ip;
 			ts->task.pinned_cpu = -1;
+			ts->accessor = has_access(group->ops, group->nr_ops);
 			rng_seed_stream(&ts->rng, seed, id);
 			push_frame(ts, group->ops, group->nr_ops, 1, NULL);
 			if (group->cpu) {
 				int64_t cpu = 0;
 				GError *eval_error = NULL;
-				if (!expr_eval(group->cpu, interp_task_lookup, ts, &cpu, &eval_error)) {
+				if (!expr_eval(group->cpu, interp_task_lookup, ts, &cpu,
+					       &eval_error)) {
 					g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
 						    "%s: $.tasks[%u].cpu: %s", file, g,
 						    eval_error->message);
@@ -504,12 +516,17 @@ const GError *interp_error(const struct interp *ip)
 
 const struct interp_results *interp_results(struct interp *ip)
 {
-	uint64_t accessors = 0, accesses = 0;
+	uint64_t accessors = 0, accesses = 0, asked = 0, idle = 0;
 	for (unsigned i = 0; i < ip->nr_tasks; i++) {
-		accesses += ip->tasks[i].accesses;
-		accessors += ip->tasks[i].accesses > 0;
+		const struct itask *ts = &ip->tasks[i];
+		accesses += ts->accesses;
+		accessors += ts->accesses > 0;
+		asked += ts->accessor;
+		idle += ts->accessor && !ts->began_access;
 	}
 	ip->results.accessor_threads = accessors;
+	ip->results.access_tasks = asked;
+	ip->results.access_tasks_idle = idle;
 	ip->results.accesses = accesses;
 	return &ip->results;
 }

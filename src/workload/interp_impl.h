@@ -73,6 +73,8 @@ struct itask {
 	enum op_kind syscall_kind;
 	bool syscall_counted; /* issued inside the report phase (or there is none) */
 	bool in_report_phase; /* between this task's begin and end of it */
+	bool accessor;        /* its program has an access op */
+	bool began_access;    /* it has started an access op */
 	uint64_t accesses;
 	uint64_t still_at;  /* the local time of the ops counted in @still_ops */
 	uint64_t still_ops; /* ops executed in a row at @still_at */

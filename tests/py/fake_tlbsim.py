@@ -2,8 +2,8 @@
 
 It prints tlbsim's CSV shape (a header, one row) for one run.  Its munmap
 ns/call is linear in the three costs plots/calibrate.py fits and equals the
-published Part 2 B cell when they are TRUE_COSTS, so a correct fit must land
-exactly there.  Like tlbsim it ends stderr with a summary line (then a blank
+published cell of Alex Shi's 2013 tables (PUB_B) when they are TRUE_COSTS, so a correct
+fit must land exactly there.  Like tlbsim it ends stderr with a summary line (then a blank
 line, which the scripts must skip).  With FAKE_TLBSIM_FAIL set it fails the
 way tlbsim does on bad input: a message on stderr and exit code 2.
 """
@@ -17,7 +17,7 @@ from validation.exp2 import NS, PUB_B  # noqa: E402  (needs the path above)
 
 TRUE_COSTS = {"vma_op": 30000, "ipi_send": 700, "pte_op": 50}
 OP_COUNT = 64
-OTHER_NS_CALL = 1000  # any run that is not a Part 2 B cell
+OTHER_NS_CALL = 1000  # any run that is not a cell of PUB_B
 
 
 def ns_per_call(sets):

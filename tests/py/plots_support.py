@@ -1,6 +1,6 @@
 """What the tests of plots/*.py share: the package's modules, a fake tlbsim, script runs.
 
-The report (plots/validation/, run as plots/validate.py) writes plots/out/, docs/ and
+The report (plots/validation/, run as plots/validate.py) writes plots/results/, docs/ and
 README.md of the source tree unless VALIDATE_OUTPUT_ROOT names another directory.  It is
 set to a scratch directory before the import (so a test that forgets to redirect a path
 still cannot touch the tree) and to each test's own directory for script runs.  No

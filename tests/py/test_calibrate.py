@@ -158,8 +158,9 @@ class TopologyFileTest(ScriptTestCase):
         for k, v in values.items():
             self.assertEqual(after[k]["value"], v)
             source = after[k]["source"]
-            self.assertTrue(source.startswith("fitted by plots/calibrate.py to calibration.md "
-                                              "Part 2 B, shift -1"))
+            self.assertTrue(source.startswith("fitted by plots/calibrate.py to references.md, "
+                                              "'Published measurements: tlb_flushall_shift "
+                                              "tables (Alex Shi, 2013)', shift -1"))
             self.assertIn("(MdAPE 1.2% on those cells)", source)
             self.assertEqual(source.count("fitted by"), 1)
             original = before[k]["source"].split("; it was ", 1)[-1]

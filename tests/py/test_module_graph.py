@@ -29,23 +29,28 @@ def objects(build):
     return found
 
 
-def symbols(path):
-    out = subprocess.run(["nm", path], capture_output=True, text=True, check=True).stdout
-    defined, undefined = set(), set()
+def symbols(paths):
+    """{path: (defined, undefined)} from one nm call over every object."""
+    out = subprocess.run(["nm", "-A"] + sorted(paths), capture_output=True, text=True,
+                         check=True).stdout
+    syms = {p: (set(), set()) for p in paths}
     for line in out.splitlines():
-        fields = line.split()
+        path, _, rest = line.rpartition(":")
+        fields = rest.split()
+        if path not in syms:
+            continue
         if len(fields) == 3 and fields[1] in "TDRB":
-            defined.add(fields[2])
+            syms[path][0].add(fields[2])
         elif len(fields) == 2 and fields[0] == "U":
-            undefined.add(fields[1])
-    return defined, undefined
+            syms[path][1].add(fields[1])
+    return syms
 
 
 def call_graph(build):
     objs = objects(build)
-    defs, undefs = {}, {}
-    for module, path in objs.items():
-        defs[module], undefs[module] = symbols(path)
+    syms = symbols(objs.values())
+    defs = {m: syms[p][0] for m, p in objs.items()}
+    undefs = {m: syms[p][1] for m, p in objs.items()}
     owner = {sym: m for m, ds in defs.items() for sym in ds}
     graph = collections.defaultdict(dict)
     for module, us in undefs.items():

@@ -65,6 +65,16 @@ void options_add_common(GOptionContext *context, struct options *o);
 void options_add_single(GOptionContext *context, struct options *o);
 void options_add_sweep(GOptionContext *context, struct options *o);
 
+/*
+ * A word left over after the options (@extra): said with its likely cause,
+ * a --set or --vary whose value lacks its "=VALUE" ("--set workload.threads
+ * 8"), as "@prog: ...".  Returns the exit code for a usage error.
+ */
+int options_unexpected(const struct options *o, const char *prog, const char *extra);
+/* The text after the options in --help: exit codes, where bare names are
+ * looked up, which options need which. */
+const char *options_help_notes(bool sweep);
+
 /* Checks both modes share; each prints its complaint and returns false. */
 bool options_check_common(const struct options *o);
 /* No two outputs to one file (compared by inode where the files exist). */

@@ -109,14 +109,15 @@ struct flush_arch_ops {
 	int (*cpu_asid_of)(const struct kernel *k, const struct cpu *cpu, const struct mm *mm);
 };
 
-/* THP ranges in the range rule (mechanisms.md 1.1, 1.3). */
+/* THP ranges in the range rule (references.md, 'Linux: tlb_flushall_shift (3.6-3.15)' and
+ * 'Linux: stride-aware ranges (4.19+)'). */
 enum huge_page_range {
 	HUGE_RANGE_PER_4K,      /* count and INVLPG 4K steps (2.6-3.5, 3.14-4.18) */
 	HUGE_RANGE_FLUSH_ALL,   /* has_large_page(): a huge page in range => full (3.6-3.13) */
 	HUGE_RANGE_PER_STRIDE,  /* one INVLPG per mapping stride (4.19+) */
 };
 
-/* try_to_unmap() during reclaim (mechanisms.md 4). */
+/* try_to_unmap() during reclaim (references.md, 'Linux: batched reclaim flushes (4.3+)'). */
 enum reclaim_flush {
 	RECLAIM_FLUSH_PER_PAGE, /* ptep_clear_flush(): one flush per page */
 	RECLAIM_FLUSH_BATCHED,  /* set_tlb_ubc_flush_pending() + try_to_unmap_flush() */

@@ -3,7 +3,7 @@
 /*
  * Reclaim's unmapping of pages and its deferred TLB flush (mm/rmap.c:
  * try_to_unmap_one, set_tlb_ubc_flush_pending, try_to_unmap_flush;
- * mechanisms.md 4), as MADV_PAGEOUT drives it.
+ * references.md, 'Linux: batched reclaim flushes (4.3+)'), as MADV_PAGEOUT drives it.
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -64,6 +64,9 @@ struct sim_result {
 	uint64_t phase_cycles; /* the report phase's duration, or sim_cycles */
 	struct histogram *op_cycles; /* latency per report_op call */
 	uint64_t accessor_threads;
+	uint64_t tasks;             /* every task of the workload */
+	uint64_t access_tasks;      /* tasks whose program has an access op */
+	uint64_t access_tasks_idle; /* of those, the ones that never began one */
 	uint64_t accesses;
 	uint64_t round_accesses;
 	unsigned nr_stale_reports;

@@ -29,6 +29,8 @@ struct interp_results {
 	 * calls may run for billions of them). */
 	struct histogram *op_cycles;
 	uint64_t accessor_threads; /* tasks that made at least one access */
+	uint64_t access_tasks;     /* tasks whose program has an access op */
+	uint64_t access_tasks_idle; /* of those, the ones that never began one */
 	uint64_t accesses;
 	uint64_t round_accesses; /* accesses in completed rounds (the harness's actime * p) */
 	uint64_t tasks;

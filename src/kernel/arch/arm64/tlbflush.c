@@ -1,8 +1,9 @@
 /*
- * arm64 TLB maintenance (arch/arm64/include/asm/tlbflush.h; mechanisms.md
- * 5.2): every user flush is a broadcast TLBI to the Inner Shareable domain,
- * completed by DSB ISH.  No IPIs, no mm_cpumask, no lazy-TLB logic for
- * shootdowns; ASIDs are per mm and the same on every CPU.
+ * arm64 TLB maintenance (arch/arm64/include/asm/tlbflush.h; references.md,
+ * 'Linux: arm64 TLBI broadcasts'): every user flush is a broadcast TLBI to
+ * the Inner Shareable domain, completed by DSB ISH.  No IPIs, no mm_cpumask,
+ * no lazy-TLB logic for shootdowns; ASIDs are per mm and the same on every
+ * CPU.
  *
  * Models: __flush_tlb_range() issues one TLBI VAE1IS per stride, or one
  * ASIDE1IS when the range has more than MAX_TLBI_OPS strides (policy knob

@@ -1,9 +1,9 @@
 /*
  * riscv TLB flushing (arch/riscv/mm/tlbflush.c ~6.8, arch/riscv/mm/context.c;
- * mechanisms.md 4): __flush_tlb_range() flushes locally when only this hart
- * is in mm_cpumask, else interrupts every hart of the mask (this one
- * included) directly, or makes one SBI remote-fence call that the firmware
- * fans out, by the topology's flush_hw.remote.  A hart flushes a range per
+ * references.md, 'Linux: riscv remote flushes'): __flush_tlb_range() flushes
+ * locally when only this hart is in mm_cpumask, else interrupts every hart of
+ * the mask (this one included) directly, or makes one SBI remote-fence call
+ * that the firmware fans out, by the topology's flush_hw.remote.  A hart flushes a range per
  * stride up to tlb_flush_all_threshold (64) strides, else its whole ASID.
  * The reclaim batch (54d7431af73e, 6.8) ORs each mm's cpumask in and ends
  * with one full sfence.vma (every ASID) on every hart of the mask.

@@ -1,7 +1,8 @@
 /*
  * Lazy TLB mode, mm switching and the flush handler, era by era (x86
  * arch/x86/mm/tlb.c: enter_lazy_tlb, switch_mm_irqs_off, leave_mm,
- * flush_tlb_func; mechanisms.md 3).
+ * flush_tlb_func; references.md, 'Linux: lazy TLB up to 4.13' and the lazy-TLB
+ * sections after it).
  *
  * Eras (each a struct lazy_tlb_ops):
  * - strict (3.x-4.13): a lazy CPU keeps the old mm and its mm_cpumask bit; the
@@ -205,7 +206,8 @@ static uint64_t switch_to_other_mm(struct kernel *k, struct cpu *cpu, struct mm 
 	return t - now;
 }
 
-/* The tlb_gen algorithm shared by every era since 4.14 (mechanisms.md 2.2). */
+/* The tlb_gen algorithm shared by every era since 4.14 (references.md, 'Linux: flush
+ * generations (4.14+)'). */
 static uint64_t flush_tlb_func_gen(struct kernel *k, struct cpu *cpu,
 				   const struct flush_tlb_info *f, bool local, uint64_t now)
 {

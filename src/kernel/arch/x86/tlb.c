@@ -67,7 +67,7 @@ static void native_flush_tlb_others(struct kernel *k, struct cpu *cpu, struct fl
 	g_free(targets);
 }
 
-/* ---- INVLPGB (Rik van Riel, 6.15; mechanisms.md 5.1) ---------------------- */
+/* ---- INVLPGB (Rik van Riel; references.md, 'Linux: AMD INVLPGB (6.15)') -- */
 
 static bool invlpgb_enabled(const struct kernel *k)
 {
