@@ -41,7 +41,8 @@ struct sim_input {
 	 * also safe to set from a signal handler, C11 7.14.1.1).
 	 */
 	const atomic_int *cancel;
-	/* Timeline (trace.h): written to @trace_out after a successful run.
+	/* Timeline (trace.h): written to @trace_out while the run goes on, complete
+	 * after a successful run (seekable: trace_new()).
 	 * NULL: no trace.  Both borrowed. */
 	const struct trace_options *trace;
 	FILE *trace_out;
