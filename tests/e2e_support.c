@@ -105,6 +105,10 @@ static void limit_child(gpointer data)
 		signal(SIGXFSZ, SIG_IGN);
 		setrlimit(RLIMIT_FSIZE, &rl);
 	}
+	if (limits->data_size) {
+		struct rlimit rl = {limits->data_size, limits->data_size};
+		setrlimit(RLIMIT_DATA, &rl);
+	}
 	if (limits->stdout_full) {
 		int fd = open("/dev/full", O_WRONLY);
 		if (fd >= 0)

@@ -128,10 +128,12 @@ struct run {
 void run_clear(struct run *r);
 
 /* What the child gets before exec: a file-size limit (bytes; 0: none), with
- * SIGXFSZ ignored so that a write past it fails with EFBIG; stdout on a
- * device that is always full. */
+ * SIGXFSZ ignored so that a write past it fails with EFBIG; a limit on its
+ * data (RLIMIT_DATA, bytes: heap and private memory; 0: none), so that a
+ * malloc past it fails; stdout on a device that is always full. */
 struct child_limits {
 	rlim_t file_size;
+	rlim_t data_size;
 	bool stdout_full;
 };
 

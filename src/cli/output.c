@@ -149,6 +149,18 @@ static struct output_file *output_alloc(const char *path, enum output_kind kind)
 	return f;
 }
 
+/* The temporary file is a regular file: the stream can seek in it (a
+ * trace writes into space it reserved earlier). */
+static int cookie_seek(void *cookie, off64_t *offset, int whence)
+{
+	struct output_file *f = cookie;
+	off_t at = lseek(f->fd, (off_t)*offset, whence);
+	if (at < 0)
+		return -1;
+	*offset = at;
+	return 0;
+}
+
 /* Decide where the data for @path goes (see output.h). */
 static struct output_file *output_new(const char *path, GError **error)
 {
@@ -197,7 +209,8 @@ static bool open_temporary(struct output_file *f, GError **error)
 		unlink(name); /* gone with its descriptor, even after a crash */
 		g_free(name);
 	}
-	f->fp = fopencookie(f, "w", (cookie_io_functions_t){.write = cookie_write});
+	f->fp = fopencookie(f, "w",
+			    (cookie_io_functions_t){.write = cookie_write, .seek = cookie_seek});
 	if (!f->fp)
 		return set_error(error, f, NULL, errno);
 	return true;

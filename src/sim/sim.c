@@ -143,7 +143,7 @@ static struct trace *sim_trace_new(const struct sim_input *input, const struct k
 		.tasks = (const char *const *)tasks,
 	};
 	k->policy->arch->names(k->machine->topology, &labels.flush_names);
-	struct trace *trace = trace_new(input->trace, k->machine, &labels);
+	struct trace *trace = trace_new(input->trace, k->machine, &labels, input->trace_out);
 	g_strfreev(tasks);
 	return trace;
 }
@@ -207,7 +207,7 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 		goto out_free_interp;
 	result = g_new0(struct sim_result, 1);
 	sim_collect(result, &k, ip, input->workload);
-	if (trace && (!trace_write(trace, result->sim_cycles, input->trace_out, error) ||
+	if (trace && (!trace_finish(trace, result->sim_cycles, error) ||
 		      !stop_check(&input->stop, error))) {
 		sim_result_free(result);
 		result = NULL;

@@ -43,7 +43,8 @@ struct sim_input {
 	 * the loading too.
 	 */
 	struct stop stop;
-	/* Timeline (trace.h): written to @trace_out after a successful run.
+	/* Timeline (trace.h): written to @trace_out while the run goes on, complete
+	 * after a successful run (seekable: trace_new()).
 	 * NULL: no trace.  Both borrowed. */
 	const struct trace_options *trace;
 	FILE *trace_out;
