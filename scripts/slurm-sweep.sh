@@ -26,11 +26,11 @@
 # 1 a task or the merge failed.
 set -euo pipefail
 
+# --help: the comment above, on stdout.
 usage()
 {
-	sed -n '5,6p' "$0" | sed 's/^# //' >&2
-	echo "(see the comment at the top of $0)" >&2
-	exit 2
+	sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
+	exit 0
 }
 
 die()
