@@ -102,6 +102,8 @@ static int main_single(struct options *o, int argc, char **argv)
 	}
 	if (argc > 1)
 		return options_unexpected(o, "tlbsim", argv[1]);
+	if (o->list_keys)
+		return single_list_keys(o);
 	if (!o->topology || !o->workload) {
 		g_printerr("tlbsim: %s: a run needs --topology (-T) and --workload (-w) "
 			   "(see --list-topologies, --list-workloads)\n",

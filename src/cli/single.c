@@ -37,6 +37,31 @@ int single_list(enum inputs_kind kind, bool with_descriptions)
 	return EXIT_OK;
 }
 
+int single_list_keys(const struct options *o)
+{
+	if (!o->topology && !o->workload && !o->policy) {
+		g_printerr("tlbsim: --list-keys lists the keys of the inputs given by -T, -w or "
+			   "-p: name at least one\n");
+		return EXIT_INPUT;
+	}
+	const struct inputs_request request = {
+		.names = {o->topology, o->workload, o->policy},
+		.sets = (const char *const *)o->sets,
+	};
+	GError *error = NULL;
+	char **keys = inputs_keys(&request, &error);
+	if (!keys) {
+		g_printerr("tlbsim: %s\n", error->message);
+		int code = cli_exit_code(error);
+		g_error_free(error);
+		return code;
+	}
+	for (char **k = keys; *k; k++)
+		printf("%s\n", *k);
+	g_strfreev(keys);
+	return EXIT_OK;
+}
+
 /*
  * The threads column counts the tasks that made an access (the harness's
  * -t): when that is fewer than the tasks with an access op, what the

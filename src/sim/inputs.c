@@ -606,6 +606,130 @@ static bool load_kind(const struct inputs_request *request, enum inputs_kind kin
 	return ok;
 }
 
+/* Text for people, not settings: left out of inputs_keys(). */
+static const char *const doc_keys[] = {"comment", "description", "imitates", "simplified", NULL};
+
+/* A key config_apply_set() can name: letters, digits, '_' and '-'. */
+static bool settable_key(const char *key)
+{
+	return *key && key[strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "0123456789_-")] == '\0';
+}
+
+/* {"value": N, "source": "..."}: one setting, as --set changes its value. */
+static bool is_sourced(const cJSON *json)
+{
+	if (!cJSON_IsObject(json) || !cJSON_GetObjectItemCaseSensitive(json, "value"))
+		return false;
+	for (const cJSON *item = json->child; item; item = item->next)
+		if (strcmp(item->string, "value") != 0 && strcmp(item->string, "source") != 0)
+			return false;
+	return true;
+}
+
+/* The leaves under @json, whose key is @path, into @keys. */
+static void add_keys(const cJSON *json, GString *path, GPtrArray *keys)
+{
+	if ((!cJSON_IsObject(json) && !cJSON_IsArray(json)) || is_sourced(json)) {
+		g_ptr_array_add(keys, g_strdup(path->str));
+		return;
+	}
+	size_t len = path->len;
+	int index = 0;
+	const cJSON *item;
+	cJSON_ArrayForEach(item, json) {
+		if (cJSON_IsArray(json))
+			g_string_append_printf(path, "[%d]", index++);
+		else if (settable_key(item->string) && !g_strv_contains(doc_keys, item->string))
+			g_string_append_printf(path, ".%s", item->string);
+		else
+			continue;
+		add_keys(item, path, keys);
+		g_string_truncate(path, len);
+	}
+}
+
+/*
+ * The keys of @kind's file (@json) into @keys: its top-level "name" and the
+ * doc keys left out, a workload's parameters first and in the short form
+ * --set takes (workload.threads), unless a top-level key has their name.
+ */
+static void kind_keys(enum inputs_kind kind, const cJSON *json, GPtrArray *keys)
+{
+	GString *path = g_string_new(NULL);
+	const cJSON *params = kind == INPUT_WORKLOAD
+				      ? cJSON_GetObjectItemCaseSensitive(json, "params")
+				      : NULL;
+	if (!cJSON_IsObject(params))
+		params = NULL;
+	const cJSON *item;
+	cJSON_ArrayForEach(item, params) {
+		if (!settable_key(item->string))
+			continue;
+		g_string_printf(path, "workload.%s%s",
+				g_strv_contains(workload_top_keys, item->string) ? "params." : "",
+				item->string);
+		add_keys(item, path, keys);
+	}
+	cJSON_ArrayForEach(item, json) {
+		if (strcmp(item->string, "name") == 0 || !settable_key(item->string) ||
+		    g_strv_contains(doc_keys, item->string) ||
+		    item == params)
+			continue;
+		g_string_printf(path, "%s.%s", prefixes[kind], item->string);
+		add_keys(item, path, keys);
+	}
+	g_string_free(path, TRUE);
+}
+
+/* @kind's file named @name, with @sets applied, or NULL; *path its path. */
+static cJSON *load_for_keys(enum inputs_kind kind, const char *name, const char *const *sets,
+			    char **path, GError **error)
+{
+	*path = inputs_resolve(kind, name, error);
+	if (!*path)
+		return NULL;
+	cJSON *json = config_load_file(*path, error);
+	if (json && !apply_sets(kind, json, sets, error)) {
+		cJSON_Delete(json);
+		json = NULL;
+	}
+	return json;
+}
+
+char **inputs_keys(const struct inputs_request *request, GError **error)
+{
+	GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
+	const char *names[NR_INPUT_KINDS];
+	memcpy(names, request->names, sizeof(names));
+	bool ok = inputs_check_sets(request->sets, error);
+	for (int kind = 0; ok && kind < NR_INPUT_KINDS; kind++) {
+		/* Order: topology, workload, policy; the policy's default needs the topology. */
+		if (!names[kind])
+			continue;
+		char *path = NULL;
+		cJSON *json = load_for_keys(kind, names[kind], request->sets, &path, error);
+		ok = json != NULL;
+		if (ok)
+			kind_keys(kind, json, keys);
+		if (ok && kind == INPUT_TOPOLOGY && !names[INPUT_POLICY]) {
+			struct topology *topology = topology_from_json(json, path, error);
+			ok = topology != NULL;
+			if (ok)
+				names[INPUT_POLICY] = default_policy(topology);
+			topology_free(topology);
+		}
+		cJSON_Delete(json);
+		g_free(path);
+	}
+	if (!ok) {
+		g_ptr_array_free(keys, TRUE);
+		return NULL;
+	}
+	g_ptr_array_add(keys, NULL);
+	return (char **)g_ptr_array_free(keys, FALSE);
+}
+
 bool inputs_load(const struct inputs_request *request, struct inputs *inputs, GError **error)
 {
 	memset(inputs, 0, sizeof(*inputs));

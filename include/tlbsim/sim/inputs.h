@@ -48,6 +48,22 @@ struct inputs {
 bool inputs_load(const struct inputs_request *request, struct inputs *inputs, GError **error);
 void inputs_clear(struct inputs *inputs);
 
+/**
+ * inputs_keys() - the keys --set can change in the files @request names.
+ *
+ * For each kind whose name is given (the policy also when only the topology
+ * is, as its default), with the kind's --set options applied: every leaf of
+ * the file as "KIND.PATH" ("topology.costs.ipi_send", "topology.tlbs[0].ways",
+ * a number with its source as one key), in file order, a workload's
+ * parameters first in their short form ("workload.threads").  Left out: the
+ * top-level "name" and text for people (comment, description, imitates,
+ * simplified), and keys a file leaves at their default (--set may add them).
+ *
+ * Return: NULL-terminated (g_strfreev), or NULL with an error if a file does
+ * not resolve or load, or a --set does not apply.
+ */
+char **inputs_keys(const struct inputs_request *request, GError **error);
+
 /*
  * Resolve @name of @kind to a file path (g_free it).  A name with a '/' is a
  * path; any other is a file here if there is one, else a bundled name.
