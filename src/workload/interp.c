@@ -20,10 +20,10 @@
 
 /*
  * One more unit of layout work (a VMA added, a page populated) done: every
- * LAYOUT_STOP_EVERY of them, a few milliseconds, the stop request is looked
+ * LAYOUT_STOP_EVERY of them, well under a millisecond, the stop request is looked
  * at.  A 256 GiB region populated whole is 64 Mi pages, seconds of work.
  */
-#define LAYOUT_STOP_EVERY 65536
+#define LAYOUT_STOP_EVERY 4096
 
 static bool layout_step(uint64_t *work, const struct stop *stop, GError **error)
 {
