@@ -146,6 +146,9 @@ static int main_sweep(struct options *o, int argc, char **argv)
 	bool ok = true;
 	for (char **v = o->varies; v && *v && ok; v++)
 		ok = sweep_grid_add(grid, *v, &error);
+	if (ok && o->replicates != OPTION_UNSET)
+		ok = sweep_grid_add_replicates(grid, (uint64_t)o->seed, (uint64_t)o->replicates,
+					       &error);
 	/* Without --policy (or --vary policy=) each run takes its machine's default. */
 	struct sweep_config config;
 	options_sweep_config(o, &config);
