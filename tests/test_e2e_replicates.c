@@ -238,3 +238,19 @@ Test(e2e_replicates, sweep_errors)
 	expect_sweep_error("--replicates", "0", NULL, "--replicates takes a positive decimal");
 	expect_sweep_error("--vary", "sede=1,2", NULL, "(did you mean \"seed\"?)");
 }
+
+/* The help texts name the new options and the summary's columns. */
+Test(e2e_replicates, help_texts)
+{
+	struct run r;
+	run_tlbsim(&r, "summarize", "--help", NULL);
+	expect_status(&r, 0);
+	cr_expect(strstr(r.out, "--by") && strstr(r.out, "C_ci95_lo") &&
+			  strstr(r.out, "Student t") && strstr(r.out, "Default --by"),
+		  "%s", r.out);
+	run_clear(&r);
+	run_tlbsim(&r, "sweep", "--help", NULL);
+	expect_status(&r, 0);
+	cr_expect(strstr(r.out, "--replicates=N") && strstr(r.out, "seed=1..10"), "%s", r.out);
+	run_clear(&r);
+}
