@@ -6,11 +6,11 @@
 #   OUT.png, OUT.svg    munmap latency and memory accesses per thread per ms,
 #       mean with its interval per preset, and every seed's run beside it
 #   DATA.csv            the tlbsim summarize table (one row per preset)
-#   DATA-runs.dat       the runs drawn: preset index, seed, op_ns_mean,
-#       accesses_per_thread_ms, nr_tlb_local_flush_all
+#   DATA-runs.dat       the runs drawn, a CSV with a header: preset index, seed,
+#       op_ns_mean, accesses_per_thread_ms, nr_tlb_local_flush_all
 # Seeds matter because munmap16 places its regions as ASLR does (workload's
 # "placement": "aslr"): about half the seeds widen 512 of the 4096 flushes
-# into full flushes.  20 runs of ~8 s of CPU each.
+# into full flushes.  20 runs of ~7 s of CPU each (3.5 min on 2 busy cores).
 #
 #   plots/replicates.sh [OUT [DATA]]  (default docs/img/munmap16-replicates and
 #                                      docs/img/data/munmap16-replicates)
@@ -37,8 +37,8 @@ trap 'rm -rf "$tmp"' EXIT
 	--replicates "$seeds" -j "${REPLICATES_JOBS:-2}" -q -o "$tmp/runs.csv"
 "$tlbsim" summarize "$tmp/runs.csv" -o "$tmp/summary.csv"
 # The runs without the version column (it names the commit): the columns drawn.
-awk -F, '
-NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; print "# preset seed op_ns_mean accesses_per_thread_ms nr_tlb_local_flush_all"; next }
+awk -F, -v OFS=, '
+NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; print "preset,seed,op_ns_mean,accesses_per_thread_ms,nr_tlb_local_flush_all"; next }
 {
 	p = $col["policy"]
 	if (!(p in index_of)) index_of[p] = n++
