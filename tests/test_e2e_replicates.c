@@ -207,6 +207,11 @@ Test(e2e_replicates, summarize_errors)
 	expect_summarize_error((const char *const[]){"summarize", NULL}, "which CSV?");
 	expect_summarize_error((const char *const[]){"summarize", "ok.csv", "ok.csv", NULL},
 			       "give one FILE.csv");
+	expect_summarize_error((const char *const[]){"summarize", "ok.csv", "--by", "", NULL},
+			       "--by : an empty column name");
+	expect_summarize_error((const char *const[]){"summarize", "ok.csv", "--by", "policy,",
+						     NULL},
+			       "--by policy,: an empty column name");
 	expect_summarize_error((const char *const[]){"summarize", "ok.csv", "--bye", "x", NULL},
 			       "Unknown option --bye");
 	/* Nothing half-written. */

@@ -340,7 +340,7 @@ static enum role *column_roles(const struct csv *c, const char *name, const GArr
 }
 
 struct group {
-	char **key;     /* the --by values, borrowed from the first row */
+	char **key;   /* the --by values, borrowed from the first row */
 	GArray *rows;   /* unsigned row indices, in file order */
 };
 
@@ -569,7 +569,8 @@ static char **split_by(char **args, GError **error)
 {
 	GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
 	for (char **a = args; *a; a++) {
-		char **parts = g_strsplit(*a, ",", -1);
+		/* g_strsplit() makes nothing of "": give it one empty part. */
+		char **parts = **a ? g_strsplit(*a, ",", -1) : g_strsplit(",", ",", 2);
 		for (char **p = parts; *p; p++) {
 			if (!**p) {
 				g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
