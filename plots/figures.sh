@@ -7,6 +7,11 @@
 #   docs/img/data/munmap16-speedscope-trace.json   the trace window that
 #       docs/img/munmap16-speedscope.png shows (the screenshot itself needs
 #       Chromium: plots/trace-screenshot.sh)
+#   docs/img/munmap16-replicates.png, .svg     munmap16 over 10 seeds under
+#       linux-4.5 and linux-4.5-smt-dedup, means with 95% intervals
+#       (plots/replicates.sh: 20 runs, the longest part)
+#   docs/img/data/munmap16-replicates.csv, -runs.dat   its tlbsim summarize
+#       table and the runs drawn
 # tests/py/test_results.py checks that the shipped data are what the binary
 # gives; the validation figures are plots/report.sh's.
 #
@@ -33,4 +38,7 @@ else
 fi
 "$tlbsim" -T haswell-i7 -w munmap16 -q --trace "$out/data/munmap16-speedscope-trace.json" \
 	--trace-window 2000000:2012000 >/dev/null
+if [ "${FIGURES_DATA_ONLY:-}" = 1 ]; then export REPLICATES_NO_PLOT=1; fi
+TLBSIM=$tlbsim "$here/replicates.sh" "$out/munmap16-replicates" "$out/data/munmap16-replicates" \
+	>/dev/null
 echo "figures: written to $out" >&2

@@ -79,7 +79,8 @@ def shrink(script, sets):
     out = []
     for line in lines:
         m = re.match(r"(\s*(?:\S.*?\s--\s+)?)(tlbsim\b.*?)(\s*(?:>|#|$).*)$", line)
-        if m and not line.lstrip().startswith("#"):
+        # tlbsim summarize reads a CSV and takes no --set.
+        if m and not line.lstrip().startswith("#") and not m.group(2).startswith("tlbsim summarize"):
             have = set_keys(m.group(2))
             extra = [f"--set {shlex.quote(s)}" for s in sets if s.split("=")[0] not in have]
             line = m.group(1) + m.group(2) + "".join(" " + e for e in extra) + m.group(3)

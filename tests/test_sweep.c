@@ -200,7 +200,117 @@ Test(sweep_vary, unknown_kind_suggests)
 			  "unknown key \"wokload.tail_ms\" (did you mean \"workload\"?)");
 	expect_vary_error("workload.threads=1", "polcy=a,b",
 			  "unknown key \"polcy\" (did you mean \"policy\"?)");
-	expect_vary_error("workload.threads=1", "seed=1,2", "unknown key \"seed\"");
+	expect_vary_error("workload.threads=1", "sede=1,2",
+			  "unknown key \"sede\" (did you mean \"seed\"?)");
+	expect_vary_error("workload.threads=1", "seed.x=1,2", "unknown key \"seed.x\"");
+}
+
+/* ---- Ranges and seeds ----------------------------------------------------------- */
+
+Test(sweep_vary, ranges_expand_in_a_list)
+{
+	struct sweep_grid *grid = grid_of((const char *const[]){
+		"workload.threads=1,2,4..6", "policy.tlb_flushall_shift=-1..1", "topology.x=7..7",
+		NULL});
+	expect_values(sweep_grid_axis(grid, 0), (const char *const[]){"1", "2", "4", "5", "6", NULL});
+	expect_values(sweep_grid_axis(grid, 1), (const char *const[]){"-1", "0", "1", NULL});
+	expect_values(sweep_grid_axis(grid, 2), (const char *const[]){"7", NULL});
+	cr_expect_eq(sweep_grid_size(grid), 15);
+	sweep_grid_free(grid);
+}
+
+/* Only a value that starts like a number is a range: paths and words are not. */
+Test(sweep_vary, dots_that_are_not_ranges)
+{
+	struct sweep_grid *grid = grid_of((const char *const[]){
+		"topology=../a.json,1..b.json", "workload.report.summary=a..b,\"1..2\"", NULL});
+	expect_values(sweep_grid_axis(grid, 0), (const char *const[]){"../a.json", "1..b.json", NULL});
+	expect_values(sweep_grid_axis(grid, 1), (const char *const[]){"a..b", "\"1..2\"", NULL});
+	sweep_grid_free(grid);
+}
+
+Test(sweep_vary, range_errors)
+{
+	expect_vary_error("workload.threads=1", "workload.tail_ms=5..3",
+			  "range \"5..3\" is empty (its end is below its start; write 3..5)");
+	expect_vary_error("workload.threads=1", "workload.tail_ms=1.5..3",
+			  "range \"1.5..3\": \"1.5\" is not a decimal integer");
+	expect_vary_error("workload.threads=1", "workload.tail_ms=1..x",
+			  "range \"1..x\": \"x\" is not a decimal integer");
+	expect_vary_error("workload.threads=1", "workload.tail_ms=1..",
+			  "range \"1..\": \"\" is not a decimal integer");
+	expect_vary_error("workload.threads=1", "workload.tail_ms=0..100000",
+			  "has more values than a sweep may have runs (100000)");
+	expect_vary_error("workload.threads=1",
+			  "workload.tail_ms=-9223372036854775808..9223372036854775807",
+			  "has more values than a sweep may have runs (100000)");
+	expect_vary_error("workload.threads=1", "workload.tail_ms=3,1..4",
+			  "value \"3\" is given twice");
+}
+
+/* The grid's own limit counts the expanded values. */
+Test(sweep_vary, ranges_count_towards_the_grid_limit)
+{
+	expect_vary_error("workload.threads=1..1000", "seed=1..101",
+			  "the grid would have more than 100000 points");
+}
+
+Test(sweep_vary, seed_axis)
+{
+	struct sweep_grid *grid = grid_of((const char *const[]){"seed=3,007,1..2", NULL});
+	const struct sweep_axis *axis = sweep_grid_axis(grid, 0);
+	cr_expect(axis->seed);
+	cr_expect_eq(axis->file_kind, -1);
+	/* Canonical: "007" is seed 7. */
+	expect_values(axis, (const char *const[]){"3", "7", "1", "2", NULL});
+	sweep_grid_free(grid);
+}
+
+Test(sweep_vary, seed_errors)
+{
+	expect_vary_error("workload.threads=1", "seed=1,x",
+			  "seed \"x\" is not a non-negative decimal integer");
+	expect_vary_error("workload.threads=1", "seed=-1..1",
+			  "seed \"-1\" is not a non-negative decimal integer");
+	expect_vary_error("workload.threads=1", "seed=9223372036854775808",
+			  "seed \"9223372036854775808\" is not");
+	expect_vary_error("workload.threads=1", "seed=1,01", "value \"1\" is given twice");
+	expect_vary_error("seed=1", "seed=2", "\"seed\" is already varied by --vary seed");
+}
+
+Test(sweep_vary, replicates_are_an_innermost_seed_axis)
+{
+	struct sweep_grid *grid = grid_of((const char *const[]){"workload.threads=1,2", NULL});
+	GError *error = NULL;
+	cr_assert(sweep_grid_add_replicates(grid, 5, 3, &error), "%s", error ? error->message : "");
+	cr_assert_eq(sweep_grid_nr_axes(grid), 2);
+	const struct sweep_axis *axis = sweep_grid_axis(grid, 1);
+	cr_expect(axis->seed);
+	cr_expect_str_eq(axis->key, "seed");
+	expect_values(axis, (const char *const[]){"5", "6", "7", NULL});
+	cr_expect_eq(sweep_grid_size(grid), 6);
+	sweep_grid_free(grid);
+}
+
+Test(sweep_vary, replicates_errors)
+{
+	struct sweep_grid *grid = grid_of((const char *const[]){"seed=1,2", NULL});
+	GError *error = NULL;
+	cr_expect_not(sweep_grid_add_replicates(grid, 1, 3, &error));
+	cr_expect(error && strstr(error->message, "--replicates and --vary seed both give the "
+						  "seeds") != NULL,
+		  "%s", error ? error->message : "");
+	g_clear_error(&error);
+	sweep_grid_free(grid);
+
+	grid = grid_of((const char *const[]){NULL});
+	cr_expect_not(sweep_grid_add_replicates(grid, G_MAXINT64, 2, &error));
+	cr_expect(error && strstr(error->message, "--replicates 2: expected 1 to 100000 runs") !=
+				   NULL,
+		  "%s", error ? error->message : "");
+	g_clear_error(&error);
+	cr_expect(sweep_grid_add_replicates(grid, G_MAXINT64, 1, &error));
+	sweep_grid_free(grid);
 }
 
 Test(sweep_vary, kind_without_path)
@@ -292,6 +402,14 @@ Test(sweep_grid, check_needs_an_axis)
 			   "a sweep needs at least one --vary");
 }
 
+Test(sweep_grid, check_seed_given_and_varied)
+{
+	struct sweep_config config = config_for(NULL);
+	config.seed_given = true;
+	expect_check_error((const char *const[]){"seed=1..3", NULL}, config,
+			   "--seed and --vary seed=... both given");
+}
+
 Test(sweep_grid, check_file_named_and_varied)
 {
 	expect_check_error((const char *const[]){"policy=linux-4.5,linux-3.11", NULL},
@@ -364,7 +482,58 @@ Test(sweep_point, label_names_are_valid_columns)
 	sweep_grid_free(grid);
 }
 
+/* The seed axis sets the point's seed; the row's own seed column shows it,
+ * so it has no leading column. */
+Test(sweep_point, seed_axis_sets_the_seed_not_a_label)
+{
+	struct sweep_grid *grid =
+		grid_of((const char *const[]){"workload.threads=1,2", "seed=4..6", NULL});
+	struct sweep_config config = config_for(NULL);
+	config.seed = 99;
+	struct sweep_point p;
+	sweep_point_init(&p, grid, &config, 4); /* (1, 1): threads=2, seed 5 */
+	cr_expect_eq(p.seed, 5);
+	char *names = g_strjoinv(",", p.label_names);
+	cr_expect_str_eq(names, "run,workload.threads");
+	char *values = g_strjoinv(",", p.label_values);
+	cr_expect_str_eq(values, "5,2");
+	char *sets = g_strjoinv(" ", p.sets);
+	cr_expect_str_eq(sets, "workload.threads=2");
+	char *where = sweep_point_describe(&p, grid);
+	cr_expect_str_eq(where, "run 5 of 6 (workload.threads=2, seed=5)");
+	g_free(where);
+	g_free(sets);
+	g_free(values);
+	g_free(names);
+	sweep_point_clear(&p);
+	sweep_point_init(&p, grid, &config, 0);
+	cr_expect_eq(p.seed, 4);
+	sweep_point_clear(&p);
+	sweep_grid_free(grid);
+
+	/* Without a seed axis, every point has the config's seed. */
+	grid = grid_of((const char *const[]){"workload.threads=1,2", NULL});
+	sweep_point_init(&p, grid, &config, 1);
+	cr_expect_eq(p.seed, 99);
+	sweep_point_clear(&p);
+	sweep_grid_free(grid);
+}
+
 /* ---- Emitted commands --------------------------------------------------------- */
+
+Test(sweep_command, seed_of_the_point)
+{
+	struct sweep_grid *grid = grid_of((const char *const[]){"seed=10..11", NULL});
+	struct sweep_config config = config_for(NULL);
+	char **argv = sweep_command(grid, &config, 1, NULL);
+	cr_assert_not_null(argv);
+	char *line = g_strjoinv(" ", argv);
+	cr_expect(strstr(line, " --seed 11 ") != NULL, "%s", line);
+	cr_expect(g_str_has_suffix(line, " --label run=2"), "%s", line);
+	g_free(line);
+	g_strfreev(argv);
+	sweep_grid_free(grid);
+}
 
 Test(sweep_command, arguments_of_a_point)
 {
@@ -581,6 +750,19 @@ Test(sweep_run, interrupt_stops_everything)
 	cr_expect(g_error_matches(o.error, TLBSIM_ERROR, TLBSIM_ERROR_INTERRUPTED), "%s",
 		  o.error->message);
 	cr_expect_str_empty(o.rows->str);
+	outcome_clear(&o);
+}
+
+/* Each run simulates with its point's seed, and its seed column says so. */
+Test(sweep_run, seed_axis_rows)
+{
+	const char *const sets[] = {"workload.file_size=512K", NULL};
+	struct outcome o = run_grid((const char *const[]){"seed=3..4", NULL}, sets, 2, NULL);
+	cr_assert(o.ok, "%s", o.error ? o.error->message : "");
+	char **lines = g_strsplit(o.rows->str, "\n", -1);
+	cr_expect(g_str_has_prefix(lines[0], "1,tiny-2cpu,e2e-small,linux-4.5,3,"), "%s", lines[0]);
+	cr_expect(g_str_has_prefix(lines[1], "2,tiny-2cpu,e2e-small,linux-4.5,4,"), "%s", lines[1]);
+	g_strfreev(lines);
 	outcome_clear(&o);
 }
 

@@ -1,7 +1,8 @@
 /*
  * tlbsim command line: parse options, then run once (single.c), run a grid of
  * runs into one CSV (sweep.h), or print the grid's single-run commands
- * (emit.c).  Exit codes: cli.h.
+ * (emit.c); "tlbsim summarize" reads such a CSV (summarize.h).  Exit codes:
+ * cli.h.
  */
 #include <locale.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include "tlbsim/cli/options.h"
 #include "tlbsim/cli/report.h"
 #include "tlbsim/cli/single.h"
+#include "tlbsim/cli/summarize.h"
 #include "tlbsim/cli/sweep.h"
 
 /*
@@ -149,6 +151,9 @@ static int main_sweep(struct options *o, int argc, char **argv)
 	bool ok = true;
 	for (char **v = o->varies; v && *v && ok; v++)
 		ok = sweep_grid_add(grid, *v, &error);
+	if (ok && o->replicates != OPTION_UNSET)
+		ok = sweep_grid_add_replicates(grid, (uint64_t)o->seed, (uint64_t)o->replicates,
+					       &error);
 	/* Without --policy (or --vary policy=) each run takes its machine's default. */
 	struct sweep_config config;
 	options_sweep_config(o, &config);
@@ -173,6 +178,12 @@ int main(int argc, char **argv)
 	options_init(&o);
 	/* Messages carry names and quotes GLib converts to the locale's charset. */
 	setlocale(LC_ALL, "");
+	if (argc > 1 && strcmp(argv[1], "summarize") == 0) {
+		/* Its own options: it reads a CSV and runs nothing. */
+		argv[1] = argv[0];
+		g_set_prgname("tlbsim summarize");
+		return summarize_main(argc - 1, argv + 1);
+	}
 	/* "tlbsim sweep ...": drop the word, keep argv[0] for messages. */
 	bool sweep = argc > 1 && strcmp(argv[1], "sweep") == 0;
 	if (sweep) {
@@ -197,7 +208,7 @@ int main(int argc, char **argv)
 		g_option_context_set_summary(
 			context,
 			"Example: tlbsim --topology haswell-i7 --workload munmap16 --policy linux-4.5\n"
-			"Sweeps: tlbsim sweep --help");
+			"Sweeps: tlbsim sweep --help; their replicates: tlbsim summarize --help");
 	}
 	g_option_context_set_description(context, options_help_notes(sweep));
 	GError *error = NULL;

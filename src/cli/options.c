@@ -59,6 +59,8 @@ static const struct value_option value_options[] = {
 	 "a non-negative decimal number of seconds (0: no limit)"},
 	{"jobs", 'j', VALUE_INT, offsetof(struct options, jobs), 0, G_MAXINT,
 	 "a positive number of threads, or 0 for the online CPUs"},
+	{"replicates", 0, VALUE_INT64, offsetof(struct options, replicates), 1, SWEEP_MAX_RUNS,
+	 "a positive decimal integer (runs per grid point, seeds --seed, --seed + 1, ...)"},
 };
 _Static_assert(G_N_ELEMENTS(value_options) <= 64, "struct options' given has 64 bits");
 
@@ -75,6 +77,14 @@ static const struct value_option *value_option_named(const char *option_name, un
 			return v;
 		}
 	}
+	g_assert_not_reached();
+}
+
+bool options_given(const struct options *o, const char *name)
+{
+	for (unsigned i = 0; i < G_N_ELEMENTS(value_options); i++)
+		if (strcmp(value_options[i].name, name) == 0)
+			return o->given & (G_GUINT64_CONSTANT(1) << i);
 	g_assert_not_reached();
 }
 
@@ -148,7 +158,8 @@ void options_init(struct options *o)
 			      .max_events = (gint64)SIM_DEFAULT_MAX_EVENTS,
 			      .max_sim_ns = (gint64)SIM_DEFAULT_MAX_SIM_NS,
 			      .trace_max_events = OPTION_UNSET,
-			      .interval = OPTION_UNSET};
+			      .interval = OPTION_UNSET,
+			      .replicates = OPTION_UNSET};
 }
 
 void options_free(struct options *o)
@@ -212,6 +223,8 @@ void options_sweep_config(const struct options *o, struct sweep_config *config)
 		.names = {o->topology, o->workload, o->policy},
 		.sets = (const char *const *)o->sets,
 		.seed = (uint64_t)o->seed,
+		/* With --replicates, --seed is the first replicate's seed. */
+		.seed_given = options_given(o, "seed") && o->replicates == OPTION_UNSET,
 		.run_ahead = !o->no_run_ahead,
 		.max_events = (uint64_t)o->max_events,
 		.max_sim_ns = (uint64_t)o->max_sim_ns,
@@ -296,9 +309,14 @@ void options_add_sweep(GOptionContext *context, struct options *o)
 {
 	const GOptionEntry entries[] = {
 		{"vary", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->varies,
-		 "Run every value of KEY (a --set key, or topology, workload or policy); "
-		 "repeatable: the grid is the product, the first --vary outermost",
+		 "Run every value of KEY (a --set key, topology, workload, policy or seed; "
+		 "A..B is a range of integers); repeatable: the grid is the product, the first "
+		 "--vary outermost",
 		 "KEY=V1,V2,..."},
+		{"replicates", 0, 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
+		 "Run each grid point N times, seeds --seed .. --seed+N-1 (an innermost "
+		 "--vary seed); summarize the CSV with tlbsim summarize",
+		 "N"},
 		{"jobs", 'j', 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Run N simulations at once (default: the online CPUs)", "N"},
 		{"emit-commands", 0, 0, G_OPTION_ARG_NONE, &o->emit_commands,
@@ -352,7 +370,9 @@ const char *options_help_notes(bool sweep)
 	    "succeeds.\n";
 	static const char sweep_notes[] =
 		"Each --vary KEY=V1,V2,... is an axis; the grid is their product, the first\n"
-		"--vary outermost.  --emit-commands with --output needs --append.\n"
+		"--vary outermost.  A value A..B is every integer from A to B (--vary\n"
+		"seed=1..10, --vary workload.threads=1,2,4..6).  --emit-commands with --output\n"
+		"needs --append.\n"
 		"\n"
 		"Exit codes: as a single run's (2 usage or input error, 3 stale hits under\n"
 		"--strict, 4 a budget, 130 interrupted); nothing is written unless every run\n"

@@ -26,6 +26,7 @@
 #include "tlbsim/cli/report.h"
 #include "tlbsim/cli/sweep.h"
 #include "tlbsim/sim/sim.h"
+#include "tlbsim/util/config.h"
 #include "tlbsim/util/error.h"
 
 struct sweep_grid {
@@ -123,18 +124,26 @@ static char **split_values(const char *list)
 	return (char **)g_ptr_array_free(values, FALSE);
 }
 
-/* Is @key a known kind, or KIND.PATH with a known kind?  *kind: the file
- * kind for a bare kind, else -1. */
-static bool parse_key(const char *arg, const char *key, int *file_kind, GError **error)
+/* Is @key "seed", a known kind, or KIND.PATH with a known kind?  *file_kind:
+ * the file kind for a bare kind, else -1. */
+static bool parse_key(const char *arg, const char *key, int *file_kind, bool *seed,
+		      GError **error)
 {
+	static const char *const seed_key[] = {"seed", NULL};
+	*seed = strcmp(key, "seed") == 0;
+	*file_kind = -1;
+	if (*seed)
+		return true;
 	const char *dot = strchr(key, '.');
 	const char *hint = NULL;
 	int kind = inputs_key_kind(key, dot ? (size_t)(dot - key) : strlen(key), &hint);
 	if (kind < 0) {
+		if (!hint && !dot)
+			hint = config_suggest(key, seed_key);
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
 			    "--vary %s: unknown key \"%s\"%s%s%s: expected KIND.PATH as for --set "
-			    "(KIND topology, workload or policy) or topology, workload or policy "
-			    "to vary the input file",
+			    "(KIND topology, workload or policy), topology, workload or policy "
+			    "to vary the input file, or seed",
 			    arg, key, hint ? " (did you mean \"" : "", hint ? hint : "",
 			    hint ? "\"?)" : "");
 		return false;
@@ -149,66 +158,154 @@ static bool parse_key(const char *arg, const char *key, int *file_kind, GError *
 	return true;
 }
 
-/* Refuse an empty value, and a value given twice (deterministic runs: the
- * second would repeat the first's row). */
-static bool check_values(const char *arg, char **values, GError **error)
+/* Is @value meant as a range "A..B"?  It holds ".." and starts like a
+ * number, so that a path ("../x.json") or a word ("a..b") stays a value. */
+static bool is_range(const char *value)
 {
-	for (unsigned i = 0; values[i]; i++) {
-		if (!*values[i]) {
+	const char *digit = value[0] == '-' || value[0] == '+' ? value + 1 : value;
+	return g_ascii_isdigit(*digit) && strstr(value, "..") != NULL;
+}
+
+/* One end of a range: an optionally signed decimal integer. */
+static bool range_end(const char *arg, const char *range, const char *text, gint64 *out,
+		      GError **error)
+{
+	const char *digits = text[0] == '-' || text[0] == '+' ? text + 1 : text;
+	if (*digits && digits[strspn(digits, "0123456789")] == '\0' &&
+	    g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, out, NULL))
+		return true;
+	g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+		    "--vary %s: range \"%s\": \"%s\" is not a decimal integer (a range A..B "
+		    "takes integers, both ends included)",
+		    arg, range, text);
+	return false;
+}
+
+/* Append the integers of @range ("A..B") to @out. */
+static bool expand_range(const char *arg, const char *range, GPtrArray *out, GError **error)
+{
+	const char *dots = strstr(range, "..");
+	char *first = g_strndup(range, (gsize)(dots - range));
+	gint64 a = 0, b = 0;
+	bool ok = range_end(arg, range, first, &a, error) &&
+		  range_end(arg, range, dots + 2, &b, error);
+	g_free(first);
+	if (!ok)
+		return false;
+	if (b < a) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "--vary %s: range \"%s\" is empty (its end is below its start; "
+			    "write %" G_GINT64_FORMAT "..%" G_GINT64_FORMAT ")",
+			    arg, range, b, a);
+		return false;
+	}
+	/* The difference as unsigned: no overflow for any two int64 ends. */
+	guint64 span = (guint64)b - (guint64)a;
+	if (span >= SWEEP_MAX_RUNS) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "--vary %s: range \"%s\" has more values than a sweep may have runs "
+			    "(%d)",
+			    arg, range, SWEEP_MAX_RUNS);
+		return false;
+	}
+	for (guint64 i = 0; i <= span; i++)
+		g_ptr_array_add(out, g_strdup_printf("%" G_GINT64_FORMAT,
+						     (gint64)((guint64)a + i)));
+	return true;
+}
+
+/* Split @list into values (NULL-terminated), ranges expanded unless
+ * @file_axis (file names are never ranges). */
+static char **axis_values(const char *arg, const char *list, bool file_axis, GError **error)
+{
+	char **split = split_values(list);
+	GPtrArray *values = g_ptr_array_new_with_free_func(g_free);
+	bool ok = true;
+	for (char **v = split; *v && ok; v++) {
+		if (!file_axis && is_range(*v))
+			ok = expand_range(arg, *v, values, error);
+		else
+			g_ptr_array_add(values, g_strdup(*v));
+		/* Before the grid's own check: a range list of billions stops here. */
+		if (ok && values->len > SWEEP_MAX_RUNS) {
 			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-				    "--vary %s: value %u of the list is empty", arg, i + 1);
+				    "--vary %s: more values than a sweep may have runs (%d)", arg,
+				    SWEEP_MAX_RUNS);
+			ok = false;
+		}
+	}
+	g_strfreev(split);
+	if (!ok) {
+		g_ptr_array_free(values, TRUE);
+		return NULL;
+	}
+	g_ptr_array_set_free_func(values, NULL);
+	g_ptr_array_add(values, NULL);
+	return (char **)g_ptr_array_free(values, FALSE);
+}
+
+/* Seeds as --seed takes them, rewritten in canonical form ("01" is "1"),
+ * so that the duplicate check sees one seed given twice. */
+static bool canonical_seeds(const char *arg, char **values, GError **error)
+{
+	for (char **v = values; *v; v++) {
+		guint64 seed = 0;
+		if (!*v[0] || (*v)[strspn(*v, "0123456789")] != '\0' ||
+		    !g_ascii_string_to_unsigned(*v, 10, 0, G_MAXINT64, &seed, NULL)) {
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+				    "--vary %s: seed \"%s\" is not a non-negative decimal integer "
+				    "(at most %" G_GINT64_FORMAT ")",
+				    arg, *v, G_MAXINT64);
 			return false;
 		}
-		for (unsigned j = 0; j < i; j++) {
-			if (strcmp(values[i], values[j]) == 0) {
-				g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-					    "--vary %s: value \"%s\" is given twice", arg,
-					    values[i]);
-				return false;
-			}
-		}
+		g_free(*v);
+		*v = g_strdup_printf("%" G_GUINT64_FORMAT, seed);
 	}
 	return true;
 }
 
-bool sweep_grid_add(struct sweep_grid *grid, const char *arg, GError **error)
+/* Refuse an empty value, and a value given twice (deterministic runs: the
+ * second would repeat the first's row).  A hash set: ranges make long lists. */
+static bool check_values(const char *what, char **values, GError **error)
 {
-	const char *eq = strchr(arg, '=');
-	if (!eq || eq == arg) {
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-			    "--vary %s: expected KEY=V1,V2,... (e.g. --vary "
-			    "workload.threads=1,2,4)",
-			    arg);
-		return false;
+	GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+	bool ok = true;
+	for (unsigned i = 0; values[i] && ok; i++) {
+		if (!*values[i]) {
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+				    "%s: value %u of the list is empty", what, i + 1);
+			ok = false;
+		} else if (!g_hash_table_add(seen, values[i])) {
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+				    "%s: value \"%s\" is given twice", what, values[i]);
+			ok = false;
+		}
 	}
-	char *key = g_strndup(arg, (gsize)(eq - arg));
-	char *canonical = NULL;
-	char **values = NULL;
-	int file_kind = -1;
-	if (!parse_key(arg, key, &file_kind, error))
-		goto out_free;
-	if (eq[1] == '\0') {
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-			    "--vary %s: the list of values is empty", arg);
-		goto out_free;
-	}
-	/* "workload.params.threads" and "workload.threads" are one key. */
-	canonical = inputs_set_key(key, strlen(key));
+	g_hash_table_destroy(seen);
+	return ok;
+}
+
+/*
+ * Add an axis of @values (taken over, like @key and @canonical, whatever
+ * happens) unless its key is already varied or the grid would grow too big.
+ */
+static bool add_axis(struct sweep_grid *grid, const char *what, char *key, char *canonical,
+		     int file_kind, bool seed, char **values, GError **error)
+{
 	for (unsigned a = 0; a < grid->canonical->len; a++) {
 		if (strcmp(g_ptr_array_index(grid->canonical, a), canonical) == 0) {
 			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-				    "--vary %s: \"%s\" is already varied by --vary %s", arg, key,
+				    "%s: \"%s\" is already varied by --vary %s", what, key,
 				    sweep_grid_axis(grid, a)->key);
 			goto out_free;
 		}
 	}
-	values = split_values(eq + 1);
-	if (!check_values(arg, values, error))
+	if (!check_values(what, values, error))
 		goto out_free;
 	unsigned n = g_strv_length(values);
 	if (grid->size > SWEEP_MAX_RUNS / n) {
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-			    "--vary %s: the grid would have more than %d points", arg,
+			    "%s: the grid would have more than %d points", what,
 			    SWEEP_MAX_RUNS);
 		goto out_free;
 	}
@@ -216,6 +313,7 @@ bool sweep_grid_add(struct sweep_grid *grid, const char *arg, GError **error)
 	axis->key = key;
 	axis->column = file_kind >= 0 ? g_strconcat(key, "_file", NULL) : g_strdup(key);
 	axis->file_kind = file_kind;
+	axis->seed = seed;
 	axis->values = values;
 	axis->nr_values = n;
 	g_ptr_array_add(grid->axes, axis);
@@ -228,6 +326,72 @@ out_free:
 	g_free(canonical);
 	g_free(key);
 	return false;
+}
+
+bool sweep_grid_add(struct sweep_grid *grid, const char *arg, GError **error)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "--vary %s: expected KEY=V1,V2,... (e.g. --vary "
+			    "workload.threads=1,2,4 or --vary seed=1..10)",
+			    arg);
+		return false;
+	}
+	char *key = g_strndup(arg, (gsize)(eq - arg));
+	char **values = NULL;
+	int file_kind = -1;
+	bool seed = false;
+	if (!parse_key(arg, key, &file_kind, &seed, error))
+		goto out_free;
+	if (eq[1] == '\0') {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "--vary %s: the list of values is empty", arg);
+		goto out_free;
+	}
+	values = axis_values(arg, eq + 1, file_kind >= 0, error);
+	if (!values || (seed && !canonical_seeds(arg, values, error)))
+		goto out_free;
+	/* "workload.params.threads" and "workload.threads" are one key. */
+	char *what = g_strconcat("--vary ", arg, NULL);
+	bool ok = add_axis(grid, what, key, inputs_set_key(key, strlen(key)), file_kind, seed, values,
+			   error);
+	g_free(what);
+	return ok;
+
+out_free:
+	g_strfreev(values);
+	g_free(key);
+	return false;
+}
+
+bool sweep_grid_add_replicates(struct sweep_grid *grid, uint64_t first, uint64_t n,
+			       GError **error)
+{
+	for (unsigned a = 0; a < grid->axes->len; a++) {
+		if (sweep_grid_axis(grid, a)->seed) {
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+				    "--replicates and --vary %s both give the seeds: use one",
+				    sweep_grid_axis(grid, a)->key);
+			return false;
+		}
+	}
+	if (n == 0 || n > SWEEP_MAX_RUNS || first > (uint64_t)G_MAXINT64 - (n - 1)) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "--replicates %" G_GUINT64_FORMAT ": expected 1 to %d runs per grid "
+			    "point, with seeds from --seed up to %" G_GINT64_FORMAT,
+			    n, SWEEP_MAX_RUNS, G_MAXINT64);
+		return false;
+	}
+	char **values = g_new0(char *, n + 1);
+	for (uint64_t i = 0; i < n; i++)
+		values[i] = g_strdup_printf("%" G_GUINT64_FORMAT, first + i);
+	char *what = g_strdup_printf("--replicates %" G_GUINT64_FORMAT " (seeds %" G_GUINT64_FORMAT
+				     "..%" G_GUINT64_FORMAT ")",
+				     n, first, first + n - 1);
+	bool ok = add_axis(grid, what, g_strdup("seed"), g_strdup("seed"), -1, true, values, error);
+	g_free(what);
+	return ok;
 }
 
 static bool kind_varied(const struct sweep_grid *grid, int kind)
@@ -262,6 +426,14 @@ bool sweep_check(const struct sweep_grid *grid, const struct sweep_config *confi
 			return false;
 		}
 	}
+	for (unsigned a = 0; a < grid->axes->len && config->seed_given; a++) {
+		if (sweep_grid_axis(grid, a)->seed) {
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+				    "--seed and --vary seed=... both given (the axis gives every "
+				    "run's seed)");
+			return false;
+		}
+	}
 	if (!inputs_check_sets(config->sets, error))
 		return false;
 	for (const char *const *s = config->sets; s && *s; s++) {
@@ -290,6 +462,7 @@ void sweep_point_init(struct sweep_point *point, const struct sweep_grid *grid,
 	sweep_grid_point(grid, index, value_index);
 	memset(point, 0, sizeof(*point));
 	point->index = index;
+	point->seed = config->seed;
 	for (int k = 0; k < NR_INPUT_KINDS; k++)
 		point->names[k] = config->names[k];
 
@@ -303,6 +476,12 @@ void sweep_point_init(struct sweep_point *point, const struct sweep_grid *grid,
 	for (unsigned a = 0; a < nr_axes; a++) {
 		const struct sweep_axis *axis = sweep_grid_axis(grid, a);
 		const char *value = axis->values[value_index[a]];
+		if (axis->seed) {
+			/* Canonical digits (sweep_grid_add()); the row's own seed
+			 * column holds it, so no leading column. */
+			point->seed = g_ascii_strtoull(value, NULL, 10);
+			continue;
+		}
 		if (axis->file_kind >= 0)
 			point->names[axis->file_kind] = value;
 		else
@@ -329,12 +508,18 @@ void sweep_point_clear(struct sweep_point *point)
 
 char *sweep_point_describe(const struct sweep_point *point, const struct sweep_grid *grid)
 {
+	unsigned nr_axes = grid->axes->len;
+	unsigned *value_index = g_new(unsigned, nr_axes ? nr_axes : 1);
+	sweep_grid_point(grid, point->index, value_index);
 	GString *out = g_string_new(NULL);
 	g_string_append_printf(out, "run %zu of %zu (", point->index + 1, grid->size);
-	for (unsigned a = 0; a < grid->axes->len; a++)
-		g_string_append_printf(out, "%s%s=%s", a ? ", " : "", sweep_grid_axis(grid, a)->key,
-				       point->label_values[a + 1]);
+	for (unsigned a = 0; a < nr_axes; a++) {
+		const struct sweep_axis *axis = sweep_grid_axis(grid, a);
+		g_string_append_printf(out, "%s%s=%s", a ? ", " : "", axis->key,
+				       axis->values[value_index[a]]);
+	}
 	g_string_append_c(out, ')');
+	g_free(value_index);
 	return g_string_free(out, FALSE);
 }
 
@@ -372,7 +557,7 @@ char **sweep_command(const struct sweep_grid *grid, const struct sweep_config *c
 		g_ptr_array_free(argv, TRUE);
 		return NULL;
 	}
-	add_pair(argv, "--seed", g_strdup_printf("%" G_GUINT64_FORMAT, config->seed));
+	add_pair(argv, "--seed", g_strdup_printf("%" G_GUINT64_FORMAT, point.seed));
 	if (config->max_events != SIM_DEFAULT_MAX_EVENTS)
 		add_pair(argv, "--max-events",
 			 g_strdup_printf("%" G_GUINT64_FORMAT, config->max_events));
@@ -442,7 +627,7 @@ static void sweep_simulate(struct sweep_state *s, struct sweep_job *job)
 		.workload = job->inputs.workload,
 		.policy = job->inputs.policy,
 		.workload_file = job->inputs.paths[INPUT_WORKLOAD],
-		.seed = c->seed,
+		.seed = job->point.seed,
 		.run_ahead = c->run_ahead,
 		.max_events = c->max_events,
 		.max_sim_ns = c->max_sim_ns,
@@ -460,7 +645,7 @@ static void sweep_simulate(struct sweep_state *s, struct sweep_job *job)
 		.topology = job->inputs.names[INPUT_TOPOLOGY],
 		.workload = job->inputs.names[INPUT_WORKLOAD],
 		.policy = job->inputs.names[INPUT_POLICY],
-		.seed = c->seed,
+		.seed = job->point.seed,
 		.topo = job->inputs.topology,
 		.w = job->inputs.workload,
 		.host_time = c->host_time,

@@ -37,6 +37,7 @@ struct options {
 	char **varies;
 	gint jobs;
 	gboolean emit_commands;
+	gint64 replicates;       /* OPTION_UNSET: not given */
 	char *trace;
 	char *trace_window;
 	gint64 trace_max_events; /* OPTION_UNSET: not given */
@@ -56,6 +57,9 @@ struct labels {
 	GPtrArray *names;  /* char *, NULL-terminated */
 	GPtrArray *values; /* char *, NULL-terminated */
 };
+
+/* Was the value option --@name given? (@name must be one.) */
+bool options_given(const struct options *o, const char *name);
 
 /* The defaults: seed 1, the budgets of sim.h, nothing else given. */
 void options_init(struct options *o);

@@ -6,15 +6,19 @@
  * grid order, whatever order the runs finish in.
  *
  * KEY is a --set key (KIND.PATH: "workload.threads",
- * "topology.costs.invlpg") or "topology", "workload" or "policy" to vary the
- * input file itself.  Values are split at top-level commas only, so a JSON
- * value keeps its own ("topology.x=[1,2],[3,4]" has two values).
+ * "topology.costs.invlpg"), "topology", "workload" or "policy" to vary the
+ * input file itself, or "seed" to vary the runs' --seed (replicates).
+ * Values are split at top-level commas only, so a JSON value keeps its own
+ * ("topology.x=[1,2],[3,4]" has two values).  A value "A..B" that starts
+ * like a number is the integer range A, A+1, ..., B (not on a file axis:
+ * "../x.json" is a path).
  *
  * Grid order: the first axis outermost, the last innermost, as nested loops
  * written in the order of the options.  Grid point i (0-based) is run i + 1;
  * its row starts with a "run" column (i + 1) and one column per axis (the
  * key; "<kind>_file" for a file axis, since the run's own "<kind>" column
- * already holds the file's name field), then the columns of a single run.
+ * already holds the file's name field; none for the seed axis, since the
+ * run's own "seed" column holds it), then the columns of a single run.
  *
  * A grid point is a single run of the tlbsim command line with the sweep's
  * options plus "--set KEY=VALUE" (or "--KIND VALUE") per axis and
@@ -41,6 +45,7 @@ struct sweep_axis {
 	char *key;     /* as given: "workload.threads", "policy" */
 	char *column;  /* its CSV column: the key, or "<kind>_file" */
 	int file_kind; /* the enum inputs_kind a file axis varies, else -1 */
+	bool seed;     /* the seed axis: values are canonical decimal seeds */
 	char **values; /* NULL-terminated, at least one, no repeats */
 	unsigned nr_values;
 };
@@ -58,11 +63,22 @@ void sweep_grid_free(struct sweep_grid *grid);
  * key, a kind other than topology/workload/policy (with a suggestion), an
  * empty list or an empty value, a value given twice, a key already varied
  * ("workload.params.X" and "workload.X" count as one key), a grid of more
- * than SWEEP_MAX_RUNS points.  Whether KIND.PATH names something the input
+ * than SWEEP_MAX_RUNS points; a range whose end is below its start, whose
+ * ends are not decimal integers or that has more than SWEEP_MAX_RUNS values;
+ * a seed that --seed would not take.  Whether KIND.PATH names something the input
  * file has is only known when the file is loaded: sweep_run() reports it for
  * the first grid point.
  */
 bool sweep_grid_add(struct sweep_grid *grid, const char *arg, GError **error);
+
+/**
+ * sweep_grid_add_replicates() - --replicates @n: the innermost axis so far
+ * varies the seed over @first .. @first + @n - 1, as --vary seed=... would.
+ * Errors (TLBSIM_ERROR_INVALID): the grid already varies the seed; @n is 0
+ * or the grid grows past SWEEP_MAX_RUNS; the last seed passes G_MAXINT64.
+ */
+bool sweep_grid_add_replicates(struct sweep_grid *grid, uint64_t first, uint64_t n,
+			       GError **error);
 
 unsigned sweep_grid_nr_axes(const struct sweep_grid *grid);
 const struct sweep_axis *sweep_grid_axis(const struct sweep_grid *grid, unsigned axis);
@@ -76,7 +92,8 @@ void sweep_grid_point(const struct sweep_grid *grid, size_t index, unsigned *val
 struct sweep_config {
 	const char *names[NR_INPUT_KINDS]; /* input names or paths; NULL for a file axis */
 	const char *const *sets;           /* --set before each point's own; may be NULL */
-	uint64_t seed;
+	uint64_t seed;   /* of every run, unless an axis varies it */
+	bool seed_given; /* --seed gives every run's seed: refused with a seed axis */
 	bool run_ahead;
 	uint64_t max_events; /* budgets per run, as struct sim_input's */
 	uint64_t max_sim_ns;
@@ -88,7 +105,7 @@ struct sweep_config {
  * sweep_check() - the grid and the config fit together: at least one axis;
  * each input either named in @config or varied by an axis, not both; no axis
  * key also given with --set, and no key given with --set twice
- * (inputs_check_sets()).  Errors: TLBSIM_ERROR_INVALID.
+ * (inputs_check_sets()); not both --seed and a seed axis.  Errors: TLBSIM_ERROR_INVALID.
  */
 bool sweep_check(const struct sweep_grid *grid, const struct sweep_config *config, GError **error);
 
@@ -96,10 +113,11 @@ bool sweep_check(const struct sweep_grid *grid, const struct sweep_config *confi
  * names[], which point into the grid and the config. */
 struct sweep_point {
 	size_t index;                      /* 0-based; the run column holds index + 1 */
+	uint64_t seed;                     /* the seed axis's value, else the config's */
 	const char *names[NR_INPUT_KINDS]; /* the config's, or a file axis's value */
 	char **sets;                       /* the config's, then one per KIND.PATH axis */
-	char **label_names;                /* "run", then each axis's column */
-	char **label_values;               /* index + 1, then each axis's value */
+	char **label_names;                /* "run", then each axis's column but seed's */
+	char **label_values;               /* index + 1, then those axes' values */
 };
 
 void sweep_point_init(struct sweep_point *point, const struct sweep_grid *grid,
