@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "tlbsim/cli/cli.h"
 #include "tlbsim/cli/summarize.h"
+#include "tlbsim/cli/output.h"
 #include "tlbsim/util/config.h"
 #include "tlbsim/util/error.h"
 
@@ -597,10 +598,9 @@ static int summarize_file(const char *path, char **by_args, const char *output)
 	const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
 	bool ok = text && summarize_csv(text, name, (const char *const *)by, out, notes, &error);
 	if (ok) {
-		sigset_t saved;
-		cli_hold_signals(true, &saved);
-		ok = cli_write_csv(output, false, NULL, out->str, &error);
-		cli_hold_signals(false, &saved);
+		struct output_file *csv = cli_csv_output(output, false, NULL, out->str, &error);
+		ok = csv && output_commit_all(&csv, 1, NULL, &error);
+		output_free(csv);
 	}
 	/* Notes after the write: the summary is there, and these say what to
 	 * keep in mind about it. */
