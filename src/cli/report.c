@@ -289,6 +289,7 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(tlb_flush_all) \
 	X(tlb_entries_invalidated) \
 	X(tlb_flush_events) \
+	COUNTERS_FLUSH_REASONS(X) \
 	X(ipis_sent) \
 	X(ipis_received) \
 	X(irq_ns) \
