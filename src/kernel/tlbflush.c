@@ -72,38 +72,13 @@ uint64_t tlbflush_cpumask_atomic(struct kernel *k, struct cpu *cpu, struct mm *m
 	return end - now;
 }
 
-/* The counters of @reason: its events, and those of them that flushed everything. */
-static void count_reason(struct counters *c, enum tlb_flush_reason reason, bool full)
-{
-	uint64_t *events = NULL, *all = NULL;
-	switch (reason) {
-#define REASON(r, name)                                                                            \
-	case r:                                                                                    \
-		events = &c->name;                                                                 \
-		all = &c->name##_full;                                                             \
-		break;
-		REASON(TLB_FLUSH_ON_TASK_SWITCH, tlb_flush_task_switch)
-		REASON(TLB_REMOTE_SHOOTDOWN, tlb_remote_shootdown)
-		REASON(TLB_LOCAL_SHOOTDOWN, tlb_local_shootdown)
-		REASON(TLB_LOCAL_MM_SHOOTDOWN, tlb_local_mm_shootdown)
-		REASON(TLB_REMOTE_SEND_IPI, tlb_remote_send_ipi)
-		REASON(TLB_REMOTE_WRONG_CPU, tlb_remote_wrong_cpu)
-		REASON(TLB_BROADCAST, tlb_broadcast)
-#undef REASON
-	case NR_TLB_FLUSH_REASONS:
-		break;
-	}
-	g_assert(events);
-	(*events)++;
-	if (full)
-		(*all)++;
-}
-
 void tlbflush_event(struct kernel *k, struct cpu *cpu, enum tlb_flush_reason reason,
 		    uint64_t start, uint64_t end, uint64_t at)
 {
 	cpu->counters.tlb_flush_events++;
-	count_reason(&cpu->counters, reason, end == FLUSH_ALL);
+	(*tlb_flush_reason_counter(&cpu->counters, reason, false))++;
+	if (end == FLUSH_ALL)
+		(*tlb_flush_reason_counter(&cpu->counters, reason, true))++;
 	trace_tlb_flush(k, cpu->id, reason,
 			end == FLUSH_ALL ? -1 : (int64_t)((end - start) >> PAGE_SHIFT_4K), at);
 }
