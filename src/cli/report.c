@@ -45,11 +45,22 @@ static uint64_t percentile(const uint64_t *sorted, uint64_t n, unsigned pct)
 	return sorted[rank ? rank - 1 : 0];
 }
 
+/* The clock in whole MHz: every figure's time base. */
+static uint64_t clock_mhz(const struct report_meta *meta)
+{
+	return (uint64_t)(meta->topo->clock_ghz * 1000 + 0.5);
+}
+
+uint64_t report_cycles_to_ps(const struct report_meta *meta, uint64_t cycles)
+{
+	return cycles_to_ps(cycles, clock_mhz(meta));
+}
+
 static void compute_figures(const struct report_meta *meta, const struct sim_result *r,
 			    struct figures *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->mhz = (uint64_t)(meta->topo->clock_ghz * 1000 + 0.5);
+	f->mhz = clock_mhz(meta);
 	f->phase_ps = cycles_to_ps(r->phase_cycles, f->mhz);
 	f->sim_ps = cycles_to_ps(r->sim_cycles, f->mhz);
 	f->op_count = r->op_cycles->len;

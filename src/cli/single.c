@@ -6,6 +6,7 @@
 #include "tlbsim/cli/output.h"
 #include "tlbsim/cli/report.h"
 #include "tlbsim/cli/single.h"
+#include "tlbsim/cli/stat.h"
 #include "tlbsim/sim/sim.h"
 #include "tlbsim/util/error.h"
 
@@ -247,6 +248,12 @@ int single_run(const struct options *o, const struct labels *labels,
 		}
 		print_stale(result, inputs.topology);
 		print_threads_note(result);
+		if (o->stat) {
+			GString *block = g_string_new(NULL);
+			stat_block(block, &meta, result);
+			g_printerr("%s", block->str);
+			g_string_free(block, TRUE);
+		}
 		if (o->strict && (result->total.stale_hits || result->total.stale_pwc))
 			code = EXIT_STALE;
 	}

@@ -34,6 +34,10 @@ void report_per_cpu_csv(GString *out, const struct report_meta *meta,
 /* The workload's summary template filled in (no newline). */
 char *report_summary(const struct report_meta *meta, const struct sim_result *r);
 
+/* @cycles in ps at the run's clock, as the CSV's X_ns columns have them
+ * (in thousandths). */
+uint64_t report_cycles_to_ps(const struct report_meta *meta, uint64_t cycles);
+
 /* Column names in order, NULL-terminated (for docs and tests). */
 const char *const *report_columns(void);
 /* A label may name a leading column if it is not empty, holds no control
