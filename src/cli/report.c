@@ -385,20 +385,37 @@ void report_csv_row(GString *out, const struct report_meta *meta, const struct s
 	g_string_append_c(out, '\n');
 }
 
-void report_per_cpu_csv(GString *out, const struct report_meta *meta,
-			const struct sim_result *r)
+void report_run_key_header(GString *out, const char *const *label_names)
 {
-	g_string_append(out, "topology,workload,policy,seed,cpu,socket,core,thread,tlb_entries_end");
+	put_labels(out, label_names);
+	g_string_append(out, "topology,workload,policy,seed,clock_ghz,");
+}
+
+void report_run_key(GString *out, const struct report_meta *meta)
+{
+	put_labels(out, meta->label_values);
+	put_text(out, meta->topology);
+	g_string_append_c(out, ',');
+	put_text(out, meta->workload);
+	g_string_append_c(out, ',');
+	put_text(out, meta->policy);
+	g_string_append_printf(out, ",%" G_GUINT64_FORMAT ",", meta->seed);
+	/* The clock the X_ns columns were computed at: MHz as GHz. */
+	put_milli(out, clock_mhz(meta));
+	g_string_append_c(out, ',');
+}
+
+void report_per_cpu_csv(GString *out, const struct report_meta *meta,
+			const char *const *label_names, const struct sim_result *r)
+{
+	report_run_key_header(out, label_names);
+	g_string_append(out, "cpu,socket,core,thread,tlb_entries_end");
 	for (unsigned i = 0; counters_names[i]; i++)
 		g_string_append_printf(out, ",%s", counters_names[i]);
 	g_string_append_c(out, '\n');
 	for (unsigned cpu = 0; cpu < r->nr_cpus; cpu++) {
-		put_text(out, meta->topology);
-		g_string_append_c(out, ',');
-		put_text(out, meta->workload);
-		g_string_append_c(out, ',');
-		put_text(out, meta->policy);
-		g_string_append_printf(out, ",%" G_GUINT64_FORMAT ",%u,%u,%u,%u,%u", meta->seed, cpu,
+		report_run_key(out, meta);
+		g_string_append_printf(out, "%u,%u,%u,%u,%u", cpu,
 				       topology_cpu_socket(meta->topo, cpu),
 				       topology_cpu_core(meta->topo, cpu),
 				       topology_cpu_thread(meta->topo, cpu), r->tlb_occupancy[cpu]);
