@@ -118,7 +118,8 @@ Test(e2e_stat, block_holds_the_csv_values_and_stdout_is_the_csv)
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
 		struct run plain, stat;
-		run_tlbsim(&plain, "-q", "-T", runs[i][0], "-w", runs[i][1], "-p", runs[i][2], NULL);
+		run_tlbsim(&plain, "-q", "-T", runs[i][0], "-w", runs[i][1], "-p", runs[i][2],
+			   NULL);
 		run_tlbsim(&stat, "-q", "--stat", "-T", runs[i][0], "-w", runs[i][1], "-p",
 			   runs[i][2], NULL);
 		expect_status(&plain, 0);
@@ -139,16 +140,15 @@ Test(e2e_stat, after_the_summary_line)
 	struct run r;
 	run_tlbsim(&r, "--stat", "-T", "haswell-i7", "-w", SMALL, NULL);
 	expect_status(&r, 0);
-	cr_expect(matches("^munmap use .*\n\n Performance counter stats for ", r.err), "%s",
-		  r.err);
+	cr_expect(matches("^munmap use .*\n\n Performance counter stats for ", r.err), "%s", r.err);
 	run_clear(&r);
 }
 
 Test(e2e_stat, sweep_refuses_it)
 {
 	struct run r;
-	run_tlbsim(&r, "sweep", "-T", "haswell-i7", "-w", SMALL, "--vary",
-		   "workload.threads=1,2", "--stat", NULL);
+	run_tlbsim(&r, "sweep", "-T", "haswell-i7", "-w", SMALL, "--vary", "workload.threads=1,2",
+		   "--stat", NULL);
 	expect_status(&r, 2);
 	cr_expect_str_eq(r.out, "");
 	cr_expect(strstr(r.err, "--stat is for single runs"), "%s", r.err);

@@ -74,8 +74,11 @@ static void expect_line(const char *block, const char *name, const char *expecte
 
 Test(stat, title_counts_rates_and_elapsed_time)
 {
-	struct counters c = {.accesses = 1234567, .page_walks = 12345, .context_switches = 7,
-			     .ipis_sent = 2500, .nr_tlb_remote_flush = 0};
+	struct counters c = {.accesses = 1234567,
+			     .page_walks = 12345,
+			     .context_switches = 7,
+			     .ipis_sent = 2500,
+			     .nr_tlb_remote_flush = 0};
 	char *block = block_of(&c);
 	cr_expect(g_str_has_prefix(block, "\n Performance counter stats for 'tlbsim -T tiny-2cpu "
 					  "-w w -p linux-4.5' (simulated):\n\n"),
@@ -83,8 +86,9 @@ Test(stat, title_counts_rates_and_elapsed_time)
 	/* 1,234,567 per ms: 1.234567 G/sec. */
 	expect_line(block, "accesses",
 		    "         1,234,567      accesses                       #    1.235 G/sec");
-	expect_line(block, "page_walks",
-		    "            12,345      page_walks                     #     1.00% of accesses");
+	expect_line(
+	    block, "page_walks",
+	    "            12,345      page_walks                     #     1.00% of accesses");
 	expect_line(block, "context-switches",
 		    "                 7      context-switches               #    7.000 K/sec");
 	expect_line(block, "ipis_sent",
@@ -104,18 +108,22 @@ Test(stat, times_in_ns_as_the_csv)
 {
 	struct counters c = {.irq_cycles = 123457, .page_walks = 4, .walk_load_cycles = 1000};
 	char *block = block_of(&c);
-	expect_line(block, "irq_ns",
-		    "        61,728.500 ns   irq_ns                         #     3.09% of CPU time");
-	expect_line(block, "walk_load_ns",
-		    "           500.000 ns   walk_load_ns                   #  125.000 ns per walk");
+	expect_line(
+	    block, "irq_ns",
+	    "        61,728.500 ns   irq_ns                         #     3.09% of CPU time");
+	expect_line(
+	    block, "walk_load_ns",
+	    "           500.000 ns   walk_load_ns                   #  125.000 ns per walk");
 	g_free(block);
 }
 
 /* The tracepoint, then each reason in ftrace's spelling with its share and full flushes. */
 Test(stat, tlb_flush_reasons_as_ftrace_spells_them)
 {
-	struct counters c = {.tlb_flush_events = 4000, .tlb_remote_shootdown = 3000,
-			     .tlb_remote_shootdown_full = 1500, .tlb_remote_send_ipi = 1000};
+	struct counters c = {.tlb_flush_events = 4000,
+			     .tlb_remote_shootdown = 3000,
+			     .tlb_remote_shootdown_full = 1500,
+			     .tlb_remote_send_ipi = 1000};
 	char *block = block_of(&c);
 	expect_line(block, "tlb:tlb_flush",
 		    "             4,000      tlb:tlb_flush                  #    4.000 M/sec");

@@ -150,10 +150,10 @@ static void counter_lines(GString *out, const struct stat_base *b, const struct 
 		const char *name;
 		uint64_t count;
 	} vmstat[] = {
-		{"nr_tlb_remote_flush", c->nr_tlb_remote_flush},
-		{"nr_tlb_remote_flush_received", c->nr_tlb_remote_flush_received},
-		{"nr_tlb_local_flush_all", c->nr_tlb_local_flush_all},
-		{"nr_tlb_local_flush_one", c->nr_tlb_local_flush_one},
+	    {"nr_tlb_remote_flush", c->nr_tlb_remote_flush},
+	    {"nr_tlb_remote_flush_received", c->nr_tlb_remote_flush_received},
+	    {"nr_tlb_local_flush_all", c->nr_tlb_local_flush_all},
+	    {"nr_tlb_local_flush_one", c->nr_tlb_local_flush_one},
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(vmstat); i++)
 		count_line(out, vmstat[i].name, vmstat[i].count, per_second(b, vmstat[i].count));
@@ -164,9 +164,9 @@ void stat_block(GString *out, const struct report_meta *meta, const struct sim_r
 {
 	uint64_t sim_ps = report_cycles_to_ps(meta, r->sim_cycles);
 	struct stat_base b = {
-		.meta = meta,
-		.seconds = (double)sim_ps / 1e12,
-		.cpu_time_ps = (double)sim_ps * r->nr_cpus,
+	    .meta = meta,
+	    .seconds = (double)sim_ps / 1e12,
+	    .cpu_time_ps = (double)sim_ps * r->nr_cpus,
 	};
 	g_string_append_printf(out,
 			       "\n Performance counter stats for 'tlbsim -T %s -w %s -p %s' "
