@@ -94,7 +94,7 @@ static struct topology *load_topology(const char *name)
 
 	if (!path)
 		die(name, error);
-	cJSON *json = config_load_file(path, &error);
+	cJSON *json = config_load_file(path, NULL, &error);
 	if (!json)
 		die(path, error);
 	struct topology *topo = topology_from_json(json, path, &error);

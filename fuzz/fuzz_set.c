@@ -31,7 +31,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	base = config_load_file(BASE_FILE, &error);
+	base = config_load_file(BASE_FILE, NULL, &error);
 	if (base == NULL) {
 		g_printerr("fuzz_set: %s\n", error->message);
 		abort();

@@ -64,14 +64,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	cJSON *json = config_load_file(MACHINE_FILE, &error);
+	cJSON *json = config_load_file(MACHINE_FILE, NULL, &error);
 	machine = json ? topology_from_json(json, MACHINE_FILE, &error) : NULL;
 	cJSON_Delete(json);
 	if (machine == NULL) {
 		g_printerr("fuzz_workload: %s\n", error->message);
 		abort();
 	}
-	json = config_load_file(POLICY_FILE, &error);
+	json = config_load_file(POLICY_FILE, NULL, &error);
 	policy = json ? policy_from_json(json, POLICY_FILE, &error) : NULL;
 	cJSON_Delete(json);
 	if (policy == NULL) {
@@ -207,7 +207,7 @@ static void run(const cJSON *json, bool run_ahead)
 	GError *error = NULL;
 	unsigned nr_cpus = topology_nr_cpus(machine);
 	/* Loaded again: $cpus in the parameters must be the machine's. */
-	struct workload *w = workload_from_json(json, "fuzz", nr_cpus, &error);
+	struct workload *w = workload_from_json(json, "fuzz", nr_cpus, NULL, &error);
 
 	fuzz_check_result(w != NULL, error);
 	if (w != NULL) {
@@ -224,7 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cJSON *json = fuzz_parse(data, size);
 	if (json == NULL)
 		return 0;
-	struct workload *w = workload_from_json(json, "fuzz", LOAD_CPUS, &error);
+	struct workload *w = workload_from_json(json, "fuzz", LOAD_CPUS, NULL, &error);
 	fuzz_check_result(w != NULL, error);
 	if (w != NULL)
 		/* Both ways of running, picked by the input so each is reproducible. */

@@ -6,8 +6,9 @@ Each ```sh block of README.md runs with bash (-e, pipefail) in a temporary direc
 when bash exits 0. An HTML comment on the line before a block's fence says how to run it:
 
   <!-- example: skip (REASON) -->         not run here (REASON says who runs it)
-  <!-- example: shrink [K=V ...] -->      every tlbsim command gets --set K=V for each key it
-                                          does not already set or vary (small and fast); the
+  <!-- example: shrink [K=V ...] -->      every tlbsim command (a line's, or the one after a
+                                          wrapper's "--") gets --set K=V for each key it does
+                                          not already set or vary (small and fast); the
                                           default keys make munmap and munmap16 short
   <!-- example: drop REGEX -->            lines matching REGEX are left out (they need hosts
                                           this machine does not have); repeatable in one comment
@@ -77,7 +78,7 @@ def shrink(script, sets):
     lines = script.replace("\\\n", " ").split("\n")
     out = []
     for line in lines:
-        m = re.match(r"(\s*)(tlbsim\b.*?)(\s*(?:>|#|$).*)$", line)
+        m = re.match(r"(\s*(?:\S.*?\s--\s+)?)(tlbsim\b.*?)(\s*(?:>|#|$).*)$", line)
         if m and not line.lstrip().startswith("#"):
             have = set_keys(m.group(2))
             extra = [f"--set {shlex.quote(s)}" for s in sets if s.split("=")[0] not in have]

@@ -2,9 +2,10 @@
  * The helpers the end-to-end tests share (e2e_support.h says what each does
  * and asserts).
  */
-#define _POSIX_C_SOURCE 200809L /* setrlimit(), dup2() */
+#define _POSIX_C_SOURCE 200809L /* setrlimit(), dup2(), kill(), getrusage() */
 #include "e2e_support.h"
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -104,6 +105,10 @@ static void limit_child(gpointer data)
 		signal(SIGXFSZ, SIG_IGN);
 		setrlimit(RLIMIT_FSIZE, &rl);
 	}
+	if (limits->data_size) {
+		struct rlimit rl = {limits->data_size, limits->data_size};
+		setrlimit(RLIMIT_DATA, &rl);
+	}
 	if (limits->stdout_full) {
 		int fd = open("/dev/full", O_WRONLY);
 		if (fd >= 0)
@@ -150,6 +155,98 @@ void run_tlbsim(struct run *r, const char *arg, ...)
 	g_ptr_array_add(args, NULL);
 	run_tlbsim_argv(r, (const char *const *)args->pdata);
 	g_ptr_array_free(args, TRUE);
+}
+
+void child_start(struct child *c, const char *const *env, const char *const *args)
+{
+	GPtrArray *argv = g_ptr_array_new();
+	g_ptr_array_add(argv, (gpointer)TLBSIM_BINARY);
+	for (const char *const *a = args; *a; a++)
+		g_ptr_array_add(argv, (gpointer)*a);
+	g_ptr_array_add(argv, NULL);
+	char **envp = g_environ_unsetenv(g_get_environ(), "TLBSIM_DATADIR");
+	for (const char *const *e = env; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		char *name = g_strndup(*e, (gsize)(eq - *e));
+		envp = g_environ_setenv(envp, name, eq + 1, TRUE);
+		g_free(name);
+	}
+	GError *error = NULL;
+	memset(c, 0, sizeof(*c));
+	gboolean spawned = g_spawn_async_with_pipes(
+		tmp_dir, (char **)argv->pdata, envp,
+		G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, &c->pid, NULL,
+		NULL, &c->err_fd, &error);
+	g_ptr_array_free(argv, TRUE);
+	g_strfreev(envp);
+	cr_assert(spawned, "cannot run %s: %s", TLBSIM_BINARY, error ? error->message : "?");
+}
+
+long child_rss_kb(const struct child *c)
+{
+	char *path = g_strdup_printf("/proc/%d/statm", (int)c->pid);
+	char *text = NULL;
+	long pages = -1, resident = -1;
+	if (g_file_get_contents(path, &text, NULL, NULL) &&
+	    sscanf(text, "%ld %ld", &pages, &resident) != 2)
+		resident = -1;
+	g_free(text);
+	g_free(path);
+	/* A zombie (exited, not yet reaped) has no pages left. */
+	return resident > 0 ? resident * (sysconf(_SC_PAGESIZE) / 1024) : -1;
+}
+
+bool child_wait_rss(const struct child *c, long kb, double timeout)
+{
+	gint64 end = g_get_monotonic_time() + (gint64)(timeout * G_USEC_PER_SEC);
+	while (g_get_monotonic_time() < end) {
+		long rss = child_rss_kb(c);
+		if (rss < 0)
+			return false;
+		if (rss >= kb)
+			return true;
+		g_usleep(2000);
+	}
+	return false;
+}
+
+bool child_wait(struct child *c, double timeout)
+{
+	gint64 end = g_get_monotonic_time() + (gint64)(timeout * G_USEC_PER_SEC);
+	int wait_status = 0;
+	bool in_time = true;
+	while (waitpid(c->pid, &wait_status, WNOHANG) == 0) {
+		if (g_get_monotonic_time() > end) {
+			kill(c->pid, SIGKILL);
+			waitpid(c->pid, &wait_status, 0);
+			in_time = false;
+			break;
+		}
+		g_usleep(5000);
+	}
+	c->status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+	GString *err = g_string_new(NULL);
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(c->err_fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(err, buf, n);
+	close(c->err_fd);
+	c->err = g_string_free(err, FALSE);
+	g_spawn_close_pid(c->pid);
+	return in_time;
+}
+
+void child_clear(struct child *c)
+{
+	g_free(c->err);
+	memset(c, 0, sizeof(*c));
+}
+
+long children_max_rss_kb(void)
+{
+	struct rusage usage;
+	cr_assert_eq(getrusage(RUSAGE_CHILDREN, &usage), 0);
+	return usage.ru_maxrss;
 }
 
 void expect_status(const struct run *r, int status)

@@ -128,10 +128,12 @@ struct run {
 void run_clear(struct run *r);
 
 /* What the child gets before exec: a file-size limit (bytes; 0: none), with
- * SIGXFSZ ignored so that a write past it fails with EFBIG; stdout on a
- * device that is always full. */
+ * SIGXFSZ ignored so that a write past it fails with EFBIG; a limit on its
+ * data (RLIMIT_DATA, bytes: heap and private memory; 0: none), so that a
+ * malloc past it fails; stdout on a device that is always full. */
 struct child_limits {
 	rlim_t file_size;
+	rlim_t data_size;
 	bool stdout_full;
 };
 
@@ -185,6 +187,64 @@ void expect_status(const struct run *r, int status);
  * of the list.
  */
 G_GNUC_NULL_TERMINATED void expect_input_error(const struct run *r, ...);
+
+/* --------------------------------------------------------------------------
+ * A run in the background, to signal while it goes on
+ * ------------------------------------------------------------------------ */
+
+struct child {
+	GPid pid;
+	int err_fd; /* its stderr, read by child_wait() */
+	int status; /* after child_wait(): the exit status; -1 if a signal ended it */
+	char *err;  /* after child_wait(): what it wrote on stderr */
+};
+
+/**
+ * child_start() - Start tlbsim in the scratch directory without waiting.
+ * @c: filled in; child_wait() it.
+ * @env: "NAME=VALUE" entries added to the child's environment,
+ *       NULL-terminated; may be NULL.
+ * @args: the program's arguments (without argv[0]), NULL-terminated.
+ *
+ * As run_tlbsim_argv(): TLBSIM_DATADIR removed, stdout discarded.
+ */
+void child_start(struct child *c, const char *const *env, const char *const *args);
+
+/**
+ * child_rss_kb() - The child's resident memory now, in KiB.
+ * @c: a started child.
+ *
+ * Return: what /proc says, or -1 once it has exited.
+ */
+long child_rss_kb(const struct child *c);
+
+/**
+ * child_wait_rss() - Wait until the child's resident memory reaches @kb.
+ * @c: a started child.
+ * @kb: the resident size in KiB.
+ * @timeout: seconds to wait at most.
+ *
+ * Return: false if the child exited first or @timeout passed.
+ */
+bool child_wait_rss(const struct child *c, long kb, double timeout);
+
+/**
+ * child_wait() - Reap the child, reading its stderr.
+ * @c: a started child; its status and err are set.
+ * @timeout: seconds to wait at most; then the child is killed (SIGKILL).
+ *
+ * Return: false if the child had to be killed.
+ */
+bool child_wait(struct child *c, double timeout);
+
+/* Free what child_wait() read. */
+void child_clear(struct child *c);
+
+/**
+ * children_max_rss_kb() - The largest resident size any reaped child of
+ * this test reached, in KiB (getrusage(RUSAGE_CHILDREN)).
+ */
+long children_max_rss_kb(void);
 
 /* --------------------------------------------------------------------------
  * CSV

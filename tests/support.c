@@ -13,7 +13,7 @@ static cJSON *load_json(enum inputs_kind kind, const char *name, char **path_out
 	char *path = g_file_test(local, G_FILE_TEST_IS_REGULAR) ? g_strdup(local)
 								 : inputs_resolve(kind, name, &error);
 	cr_assert_not_null(path, "%s", error ? error->message : "");
-	cJSON *json = config_load_file(path, &error);
+	cJSON *json = config_load_file(path, NULL, &error);
 	cr_assert_not_null(json, "%s", error ? error->message : "");
 	g_free(local);
 	*path_out = path;
@@ -115,7 +115,7 @@ static struct sim_result *support_try(const char *topology, const char *policy,
 
 	cJSON *wjson = config_parse_string(workload_json, "case", &error);
 	cr_assert_not_null(wjson, "%s", error ? error->message : "");
-	r.workload = workload_from_json(wjson, "case", topology_nr_cpus(r.topology), &error);
+	r.workload = workload_from_json(wjson, "case", topology_nr_cpus(r.topology), NULL, &error);
 	cr_assert_not_null(r.workload, "%s", error ? error->message : "");
 
 	struct sim_input input = {

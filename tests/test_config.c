@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 #include "tlbsim/util/config.h"
 #include "tlbsim/util/error.h"
+#include "tlbsim/util/stop.h"
 
 #ifndef TLBSIM_TEST_DATA
 #error "TLBSIM_TEST_DATA must be the absolute path of tests/data"
@@ -226,7 +227,7 @@ Test(config_parse, case_differing_keys_are_not_duplicates)
 Test(config_file, loads_fixture)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-valid.json", &err);
+	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-valid.json", NULL, &err);
 	cr_assert_not_null(json, "%s", err != NULL ? err->message : "?");
 	cr_expect(cJSON_IsObject(json));
 	cJSON_Delete(json);
@@ -235,7 +236,7 @@ Test(config_file, loads_fixture)
 Test(config_file, syntax_error_names_file)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-syntax-error.json", &err);
+	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-syntax-error.json", NULL, &err);
 	cr_assert_null(json);
 	check_error(&err, TLBSIM_ERROR_PARSE,
 		    TLBSIM_TEST_DATA "/config-syntax-error.json:4:15: invalid JSON near "
@@ -245,7 +246,7 @@ Test(config_file, syntax_error_names_file)
 Test(config_file, duplicate_key_names_file)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-duplicate-key.json", &err);
+	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-duplicate-key.json", NULL, &err);
 	cr_assert_null(json);
 	check_error(&err, TLBSIM_ERROR_INVALID,
 		    TLBSIM_TEST_DATA "/config-duplicate-key.json: $.costs: duplicate key "
@@ -255,7 +256,7 @@ Test(config_file, duplicate_key_names_file)
 Test(config_file, empty_file)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-empty.json", &err);
+	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/config-empty.json", NULL, &err);
 	cr_assert_null(json);
 	check_error(&err, TLBSIM_ERROR_PARSE,
 		    TLBSIM_TEST_DATA "/config-empty.json: empty file, expected a JSON value");
@@ -264,7 +265,7 @@ Test(config_file, empty_file)
 Test(config_file, missing_file)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/no-such-file.json", &err);
+	cJSON *json = config_load_file(TLBSIM_TEST_DATA "/no-such-file.json", NULL, &err);
 	cr_assert_null(json);
 	check_error(&err, TLBSIM_ERROR_IO,
 		    TLBSIM_TEST_DATA "/no-such-file.json: cannot open: No such file or directory");
@@ -273,7 +274,7 @@ Test(config_file, missing_file)
 Test(config_file, directory)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TLBSIM_TEST_DATA, &err);
+	cJSON *json = config_load_file(TLBSIM_TEST_DATA, NULL, &err);
 	cr_assert_null(json);
 	check_error(&err, TLBSIM_ERROR_IO, TLBSIM_TEST_DATA ": cannot read: Is a directory");
 }
@@ -303,7 +304,7 @@ Test(config_file, too_large_is_refused_before_reading)
 {
 	GError *err = NULL;
 	char *path = temp_file("{}", 2, (16L << 20) + 1);
-	cJSON *json = config_load_file(path, &err);
+	cJSON *json = config_load_file(path, NULL, &err);
 	cr_expect_null(json);
 	char *expected = g_strdup_printf(
 	    "%s: file is 16777217 bytes, more than the 16 MiB an input file may have", path);
@@ -317,7 +318,7 @@ Test(config_file, exactly_16_mib_is_accepted)
 {
 	GError *err = NULL;
 	char *path = temp_file("{}", 2, 16L << 20);
-	cJSON *json = config_load_file(path, &err);
+	cJSON *json = config_load_file(path, NULL, &err);
 	cr_expect_not_null(json, "%s", err != NULL ? err->message : "?");
 	cJSON_Delete(json);
 	g_clear_error(&err);
@@ -329,7 +330,7 @@ Test(config_file, nul_byte)
 {
 	GError *err = NULL;
 	char *path = temp_file("{\n \"a\": 1\0}", 11, 0);
-	cJSON *json = config_load_file(path, &err);
+	cJSON *json = config_load_file(path, NULL, &err);
 	cr_expect_null(json);
 	char *expected = g_strdup_printf("%s:2:8: NUL byte in the file (not a text file?)", path);
 	check_error(&err, TLBSIM_ERROR_PARSE, expected);
@@ -981,4 +982,91 @@ Test(config_set, then_read_with_getter)
 		    "t.json: $.costs.invlpg.value: expected an integer in [0, 1000], got \"abc\" "
 		    "(a string)");
 	cJSON_Delete(json);
+}
+
+/* --------------------------------------------------------------------------
+ * UTF-8 text and stopping (issue 26)
+ * ------------------------------------------------------------------------ */
+
+/* A name that is not UTF-8 would make a trace invalid JSON: refused where
+ * its first bad byte is. */
+Test(config_parse, text_must_be_utf8)
+{
+	GError *err = NULL;
+	cr_assert_null(config_parse_string("{\"a\": 1,\n \"name\": \"caf\xe9\"}", "t.json", &err));
+	check_error(&err, TLBSIM_ERROR_PARSE,
+		    "t.json:2:14: not UTF-8 (byte 0xe9): names and strings must be UTF-8 text");
+	/* An overlong form of '/' is not UTF-8 either. */
+	cr_assert_null(config_parse_string("[\"\xc0\xaf\"]", "t.json", &err));
+	check_error(&err, TLBSIM_ERROR_PARSE,
+		    "t.json:1:3: not UTF-8 (byte 0xc0): names and strings must be UTF-8 text");
+	cJSON_Delete(parse_ok("{\"name\": \"caf\xc3\xa9 \\u00e9 \\ud83d\\ude00\"}"));
+}
+
+Test(config_set, value_must_be_utf8)
+{
+	cJSON *json = parse_ok("{\"name\": \"x\"}");
+	GError *err = NULL;
+	cr_assert_not(config_apply_set(json, "name", "caf\xe9", &err));
+	check_error(&err, TLBSIM_ERROR_INVALID, "--set name: the value is not UTF-8 text");
+	cJSON_Delete(json);
+}
+
+/* A stop already requested: a small file and one parsed on a thread of
+ * its own (1 MiB or more) alike. */
+Test(config_file, stop_interrupts_loading)
+{
+	atomic_int cancel = 1;
+	struct stop stop = stop_from_now(&cancel, 0);
+	char *small = temp_file("{}", 2, 0);
+	char *large = temp_file("[1", 2, 2L << 20);
+	for (int i = 0; i < 2; i++) {
+		GError *err = NULL;
+		cr_expect_null(config_load_file(i ? large : small, &stop, &err));
+		check_error(&err, TLBSIM_ERROR_INTERRUPTED, "interrupted");
+	}
+	/* Not stopped, the thread's parse is the result. */
+	char *text = g_strnfill(2 << 20, ' ');
+	memcpy(text, "[7]", 3);
+	cr_assert(g_file_set_contents(large, text, -1, NULL));
+	atomic_store(&cancel, 0);
+	GError *err = NULL;
+	cJSON *json = config_load_file(large, &stop, &err);
+	cr_assert_not_null(json, "%s", err ? err->message : "?");
+	cr_expect_eq(cJSON_GetArrayItem(json, 0)->valueint, 7);
+	cJSON_Delete(json);
+	g_free(text);
+	g_unlink(small);
+	g_unlink(large);
+	g_free(small);
+	g_free(large);
+}
+
+/*
+ * A stop that comes while a large file is parsed returns at once: the parse
+ * goes on in the background and frees what it made.  Deadlines past, then a
+ * flag set mid-parse: both within far less than the parse.
+ */
+Test(config_file, stop_during_a_parse_on_a_thread)
+{
+	/* 4 Mi numbers: a parse of about a second. */
+	GString *json = g_string_new("[");
+	for (int i = 0; i < (4 << 20) / 2 - 1; i++)
+		g_string_append(json, "1,");
+	g_string_append(json, "1]");
+	char *path = temp_file(json->str, json->len, 0);
+	g_string_free(json, TRUE);
+	struct stop stop = stop_from_now(NULL, 1e-3);
+	GError *err = NULL;
+	cr_expect_null(config_load_file(path, &stop, &err));
+	cr_assert_not_null(err);
+	cr_expect_eq(err->code, TLBSIM_ERROR_LIMIT, "%s", err->message);
+	g_clear_error(&err);
+	/* And the file parses when nobody stops it. */
+	cJSON *whole = config_load_file(path, NULL, &err);
+	cr_assert_not_null(whole, "%s", err ? err->message : "?");
+	cr_expect_eq(cJSON_GetArraySize(whole), (4 << 20) / 2);
+	cJSON_Delete(whole);
+	g_unlink(path);
+	g_free(path);
 }

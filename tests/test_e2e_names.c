@@ -3,6 +3,7 @@
  * and policies given by bundled name, with or without .json, or by path.
  */
 #include <math.h>
+#include <string.h>
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "e2e_support.h"
@@ -49,6 +50,36 @@ Test(e2e_names, list_policies)
 {
 	expect_listing("--list-policies", (const char *const[]){"linux-4.5", "linux-4.5-smt-dedup",
 								"linux-3.11", NULL});
+}
+
+/* --list-keys: the --set keys of the named inputs, each taken by --set. */
+Test(e2e_names, list_keys)
+{
+	struct run r;
+	run_tlbsim(&r, "-w", "munmap16", "--list-keys", NULL);
+	expect_status(&r, 0);
+	cr_expect_str_empty(r.err);
+	cr_expect(lists(r.out, "workload.threads"), "%s", r.out);
+	cr_expect(lists(r.out, "workload.file_size"), "%s", r.out);
+	cr_expect_not(lists(r.out, "topology.sockets"), "no topology named:\n%s", r.out);
+	run_clear(&r);
+
+	run_tlbsim(&r, "-T", "haswell-i7", "--list-keys", NULL);
+	expect_status(&r, 0);
+	cr_expect(lists(r.out, "topology.sockets"), "%s", r.out);
+	cr_expect(lists(r.out, "policy.single_page_flush_ceiling"), "the default policy:\n%s",
+		  r.out);
+	run_clear(&r);
+
+	run_tlbsim(&r, "--list-keys", NULL);
+	expect_status(&r, 2);
+	cr_expect(strstr(r.err, "name at least one"), "%s", r.err);
+	run_clear(&r);
+
+	run_tlbsim(&r, "-w", "munmap61", "--list-keys", NULL);
+	expect_status(&r, 2);
+	cr_expect(strstr(r.err, "did you mean \"munmap16\""), "%s", r.err);
+	run_clear(&r);
 }
 
 Test(e2e_names, version)

@@ -1,6 +1,6 @@
 /*
  * Sweeps: "tlbsim sweep", its rows against the single runs', --jobs,
- * --emit-commands (through GNU parallel, and the Slurm recipe of README),
+ * --emit-commands (through GNU parallel, and the --append recipe of docs/clusters.md),
  * --label, budgets, interruption and usage errors.
  */
 #define _POSIX_C_SOURCE 200809L /* kill() */
@@ -151,9 +151,9 @@ Test(e2e_sweep, emitted_commands_through_gnu_parallel)
 }
 
 /*
- * The Slurm recipe of README: commands emitted with --append -o FILE, run in
- * any order one line at a time, then sorted on the run column, give the
- * sweep's CSV.
+ * The --append recipe of docs/clusters.md: commands emitted with --append
+ * -o FILE, run in any order one line at a time, then sorted on the run
+ * column, give the sweep's CSV.
  */
 Test(e2e_sweep, appended_rows_sort_back_to_the_sweep)
 {

@@ -1,9 +1,13 @@
 /*
  * Timelines: --trace (Chrome trace JSON), --trace-window,
  * --trace-max-events and --timeseries, which leave the CSV unchanged, and
- * their option errors.
+ * their option errors; the trace's memory, which does not grow with it.
  */
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <glib.h>
@@ -205,5 +209,57 @@ Test(e2e_timelines, failed_run_leaves_no_trace)
 		   "t.json", "--timeseries", "s.csv", "--interval", "1000", NULL);
 	expect_status(&r, 4);
 	expect_tmp_listing("");
+	run_clear(&r);
+}
+
+/*
+ * The trace is written while the run goes on (docs/timelines.md, "Memory"):
+ * a long munmap loop without a budget writes a trace many times the size the
+ * process ever gets.  The bound: TRACE_RSS_MIB of peak RSS, which is the run
+ * itself (about 6 MiB without a trace) and what the trace holds in flight; a
+ * trace kept whole until the end, as it was before it was streamed, needed
+ * about 1.1 times its file (62.5 MiB for this one's 54.6 MB).  The data
+ * limit makes an unbounded trace fail rather than swap.
+ */
+#define TRACE_RSS_MIB 24
+#define TRACE_MIN_MB 50
+
+Test(e2e_timelines, trace_memory_stays_bounded, .timeout = 600)
+{
+	struct child_limits limits = {.data_size = (rlim_t)(2 * TRACE_RSS_MIB) << 20};
+	struct run r;
+	run_tlbsim_limited(&r, &limits,
+			   (const char *const[]){"-q", "-T", "haswell-i7", "-w", "munmap",
+						 "--set", "workload.file_size=\"24M\"",
+						 "--set", "workload.pages_per_munmap=1",
+						 "--set", "workload.threads=7",
+						 "--set", "workload.tail_ms=0",
+						 "--trace", "big.json", "--trace-max-events", "0",
+						 "-o", "run.csv", NULL});
+	expect_status(&r, 0);
+	/* Criterion runs each test in a process of its own: its only child. */
+	struct rusage ru;
+	cr_assert_eq(getrusage(RUSAGE_CHILDREN, &ru), 0);
+	char *path = tmp_path("big.json");
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_log_info("trace %.1f MB, peak RSS %.1f MiB", st.st_size / 1e6, ru.ru_maxrss / 1024.0);
+	cr_expect_gt(st.st_size, (off_t)TRACE_MIN_MB * 1000000, "%lld bytes",
+		     (long long)st.st_size);
+	cr_expect_lt(ru.ru_maxrss, TRACE_RSS_MIB * 1024, "peak RSS %ld KiB", ru.ru_maxrss);
+	/* Complete: the file ends with its otherData, uncut. */
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f);
+	char tail[4096];
+	cr_assert_eq(fseeko(f, st.st_size - (off_t)sizeof(tail) + 1, SEEK_SET), 0);
+	size_t n = fread(tail, 1, sizeof(tail) - 1, f);
+	tail[n] = '\0';
+	fclose(f);
+	cr_expect(strstr(tail, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{") != NULL, "%s",
+		  tail);
+	cr_expect(strstr(tail, "\"truncated\":false,\"max_events\":0,") != NULL, "%s", tail);
+	cr_expect(g_str_has_suffix(tail, "}}\n"));
+	unlink(path);
+	g_free(path);
 	run_clear(&r);
 }

@@ -46,7 +46,7 @@ static struct rig *rig_new(void)
 {
 	GError *err = NULL;
 	struct rig *r = g_new0(struct rig, 1);
-	cJSON *json = config_load_file(TWO_SOCKET, &err);
+	cJSON *json = config_load_file(TWO_SOCKET, NULL, &err);
 
 	cr_assert_not_null(json, "%s", err ? err->message : "?");
 	r->topo = topology_from_json(json, TWO_SOCKET, &err);

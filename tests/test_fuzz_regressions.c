@@ -74,7 +74,7 @@ static void replay_workload(const char *file, const char *text)
 	cJSON *json = parse(file, text);
 	if (json == NULL)
 		return;
-	struct workload *w = workload_from_json(json, file, WORKLOAD_CPUS, &error);
+	struct workload *w = workload_from_json(json, file, WORKLOAD_CPUS, NULL, &error);
 	check_result(file, w != NULL, error);
 	workload_free(w);
 	cJSON_Delete(json);
@@ -102,7 +102,7 @@ static void replay_set(const char *file, const char *text)
 		*eq = '\0';
 		value = eq + 1;
 	}
-	cJSON *tree = config_load_file(SET_BASE, &error);
+	cJSON *tree = config_load_file(SET_BASE, NULL, &error);
 	cr_assert_not_null(tree, "%s", error != NULL ? error->message : "?");
 	bool ok = config_apply_set(tree, path, value, &error);
 	check_result(file, ok, error);

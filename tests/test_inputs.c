@@ -39,6 +39,7 @@ TestSuite(inputs_list, .init = no_datadir);
 TestSuite(inputs_load, .init = no_datadir);
 TestSuite(inputs_set, .init = no_datadir);
 TestSuite(inputs_datadir, .init = no_datadir);
+TestSuite(inputs_keys, .init = no_datadir);
 
 /* ---- Helpers ---------------------------------------------------------------- */
 
@@ -746,4 +747,122 @@ Test(inputs_set, key_of_a_setting)
 		cr_expect_str_eq(key, cases[i].key, "%s", cases[i].arg);
 		g_free(key);
 	}
+}
+
+/* ---- Keys --set can change ------------------------------------------------------- */
+
+static char **keys_ok(const char *topology, const char *workload, const char *policy)
+{
+	const struct inputs_request request = {.names = {topology, workload, policy}};
+	GError *err = NULL;
+	char **keys = inputs_keys(&request, &err);
+	cr_assert_not_null(keys, "%s", err ? err->message : "?");
+	return keys;
+}
+
+Test(inputs_keys, of_the_named_inputs)
+{
+	char **keys = keys_ok("haswell-i7", "munmap16", NULL);
+	unsigned first = 0;
+	while (keys[first] && !g_str_has_prefix(keys[first], "workload."))
+		first++;
+	cr_expect_str_eq(keys[0], "topology.sockets", "the topology's first, in file order");
+	cr_expect_str_eq(keys[first], "workload.threads", "parameters first, in the short form");
+	cr_expect(has(keys, "workload.file_size"));
+	cr_expect(has(keys, "workload.regions[0].size"));
+	cr_expect(has(keys, "topology.caches.resident_cycles"), "a sourced number");
+	cr_expect(has(keys, "policy.single_page_flush_ceiling"), "the default policy's");
+	cr_expect_not(has(keys, "topology.name"));
+	cr_expect_not(has(keys, "workload.description"));
+	cr_expect_not(has(keys, "workload.params.threads"));
+	cr_expect_not(has(keys, "topology.caches.resident_cycles.value"));
+	for (char **k = keys; *k; k++)
+		cr_expect_not(strstr(*k, "comment"), "%s", *k);
+	g_strfreev(keys);
+
+	keys = keys_ok(NULL, "munmap16", NULL);
+	for (char **k = keys; *k; k++)
+		cr_expect(g_str_has_prefix(*k, "workload."), "only the workload's: %s", *k);
+	g_strfreev(keys);
+}
+
+Test(inputs_keys, refused_inputs)
+{
+	const char *const bad_set[] = {"workload.thraeds=2", NULL};
+	const struct inputs_request requests[] = {
+		{.names = {"haswell-i8", NULL, NULL}},
+		{.names = {NULL, "munmap16", NULL}, .sets = bad_set},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(requests); i++) {
+		GError *err = NULL;
+		char **keys = inputs_keys(&requests[i], &err);
+		cr_expect_null(keys);
+		cr_assert_not_null(err);
+		cr_expect(strstr(err->message, "did you mean"), "%s", err->message);
+		g_error_free(err);
+	}
+}
+
+/* The value at @key ("workload.threads", "topology.tlbs[0].ways") in @json,
+ * @kind's file: a sourced number's "value". */
+static const cJSON *value_at(const cJSON *json, enum inputs_kind kind, const char *key)
+{
+	const char *p = key + strlen(inputs_kind_name(kind)) + 1;
+	char *first = g_strndup(p, strcspn(p, ".["));
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(json, "params");
+	if (kind == INPUT_WORKLOAD && !cJSON_GetObjectItemCaseSensitive(json, first))
+		json = params;
+	g_free(first);
+	while (json && *p) {
+		if (*p == '[') {
+			json = cJSON_GetArrayItem(json, atoi(p + 1));
+			p = strchr(p, ']') + 1;
+		} else {
+			p += *p == '.';
+			size_t len = strcspn(p, ".[");
+			char *name = g_strndup(p, len);
+			json = cJSON_GetObjectItemCaseSensitive(json, name);
+			g_free(name);
+			p += len;
+		}
+	}
+	const cJSON *value = cJSON_GetObjectItemCaseSensitive(json, "value");
+	return cJSON_IsObject(json) && value ? value : json;
+}
+
+/* Every key listed is one --set takes: set to its own value, the inputs load. */
+Test(inputs_keys, each_is_a_set_key)
+{
+	const char *paths[NR_INPUT_KINDS] = {HASWELL_PATH, MUNMAP16_PATH, LINUX45_PATH};
+	cJSON *files[NR_INPUT_KINDS];
+	for (int k = 0; k < NR_INPUT_KINDS; k++)
+		files[k] = config_load_file(paths[k], NULL);
+	char **keys = keys_ok("haswell-i7", "munmap16", "linux-4.5");
+	unsigned n = 0;
+	for (char **key = keys; *key; key++, n++) {
+		const char *kind_end = strchr(*key, '.');
+		const char *hint = NULL;
+		int kind = inputs_key_kind(*key, (size_t)(kind_end - *key), &hint);
+		cr_assert_geq(kind, 0, "%s", *key);
+		const cJSON *value = value_at(files[kind], kind, *key);
+		cr_assert_not_null(value, "%s is not in the file", *key);
+		char *text = cJSON_PrintUnformatted(value);
+		char *set = g_strconcat(*key, "=", text, NULL);
+		const char *sets[] = {set, NULL};
+		const struct inputs_request request = {.names = {HASWELL_PATH, MUNMAP16_PATH,
+								 LINUX45_PATH},
+						       .sets = sets};
+		struct inputs inputs;
+		GError *err = NULL;
+		cr_expect(inputs_load(&request, &inputs, &err), "--set %s: %s", set,
+			  err ? err->message : "");
+		g_clear_error(&err);
+		inputs_clear(&inputs);
+		g_free(set);
+		g_free(text);
+	}
+	cr_expect_gt(n, 100, "%u keys", n);
+	g_strfreev(keys);
+	for (int k = 0; k < NR_INPUT_KINDS; k++)
+		cJSON_Delete(files[k]);
 }

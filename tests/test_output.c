@@ -204,3 +204,125 @@ Test(output, same_file)
 	cr_expect_not(output_same_file("/dev/null", "/dev/null"));
 	g_rmdir("sub");
 }
+
+/* ---- Committing outputs together (issue 26) ------------------------------ */
+
+/* Remove @prefix's temporary file ("b.csv.XXXXXX"): its rename then fails. */
+static void remove_temporary(const char *prefix)
+{
+	GDir *d = g_dir_open(dir, 0, NULL);
+	const char *name;
+	int removed = 0;
+	while ((name = g_dir_read_name(d)))
+		if (g_str_has_prefix(name, prefix) && strlen(name) == strlen(prefix) + 6)
+			removed += g_unlink(name) == 0;
+	g_dir_close(d);
+	cr_assert_eq(removed, 1);
+}
+
+static struct output_file *finished(struct output_file *f, const char *data)
+{
+	cr_assert_not_null(f);
+	fputs(data, output_stream(f));
+	cr_assert(output_finish(f, NULL));
+	return f;
+}
+
+static void expect_contents(const char *name, const char *expected)
+{
+	char *text = contents(name);
+	cr_expect_str_eq(text, expected, "%s", name);
+	g_free(text);
+}
+
+/*
+ * The second rename fails: the first file is put back as it was (it was
+ * removed, with what it held, before), and so is the file an append
+ * created.
+ */
+Test(output, failed_rename_puts_back_what_was_replaced)
+{
+	cr_assert(g_file_set_contents("a.csv", "old a\n", -1, NULL));
+	cr_assert(g_file_set_contents("b.csv", "old b\n", -1, NULL));
+	struct output_file *files[] = {
+		finished(output_open("a.csv", NULL), "new a\n"),
+		finished(output_open_append("new.csv", "h\n", NULL), "row\n"),
+		finished(output_open("b.csv", NULL), "new b\n"),
+	};
+	remove_temporary("b.csv.");
+	GError *error = NULL;
+	cr_assert_not(output_commit_all(files, G_N_ELEMENTS(files), NULL, &error));
+	cr_expect_str_eq(error->message, "cannot write b.csv: cannot rename the temporary file "
+					 "over it: No such file or directory");
+	g_clear_error(&error);
+	for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
+		output_free(files[i]);
+	expect_contents("a.csv", "old a\n");
+	expect_contents("b.csv", "old b\n");
+	char *list = support_dir_listing(dir);
+	cr_expect_str_eq(list, "a.csv b.csv", "left behind: %s", list);
+	g_free(list);
+}
+
+/* Committed: the new files, and no second name of the old ones left. */
+Test(output, commit_replaces_and_appends_together)
+{
+	cr_assert(g_file_set_contents("a.csv", "old a\n", -1, NULL));
+	cr_assert(g_file_set_contents("all.csv", "h\nrow 1\n", -1, NULL));
+	struct output_file *files[] = {
+		finished(output_open("a.csv", NULL), "new a\n"),
+		finished(output_open_append("all.csv", "h\n", NULL), "row 2\n"),
+		NULL,
+	};
+	GError *error = NULL;
+	cr_assert(output_commit_all(files, G_N_ELEMENTS(files), NULL, &error), "%s",
+		  error ? error->message : "");
+	for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
+		output_free(files[i]);
+	expect_contents("a.csv", "new a\n");
+	expect_contents("all.csv", "h\nrow 1\nrow 2\n");
+	char *list = support_dir_listing(dir);
+	cr_expect_str_eq(list, "a.csv all.csv", "left behind: %s", list);
+	g_free(list);
+}
+
+/* An append that fails to a file it created removes it: no empty file. */
+Test(output, failed_append_to_a_new_file_removes_it)
+{
+	limit_file_size(4);
+	GError *error = NULL;
+	cr_assert_not(output_append("new.csv", "a header\n", "1\n", &error));
+	cr_expect_str_eq(error->message, "cannot append to new.csv: File too large");
+	g_error_free(error);
+	char *list = support_dir_listing(dir);
+	cr_expect_str_eq(list, "", "left behind: %s", list);
+	g_free(list);
+}
+
+/*
+ * A FIFO nobody reads is waited for only until a stop: the commit fails with
+ * the stop's error, and the FIFO and the regular file are as they were.
+ */
+Test(output, stop_ends_the_wait_for_a_reader)
+{
+	cr_assert_eq(mkfifo("fifo", 0600), 0);
+	cr_assert(g_file_set_contents("a.csv", "old a\n", -1, NULL));
+	struct output_file *files[] = {
+		finished(output_open("a.csv", NULL), "new a\n"),
+		finished(output_open("fifo", NULL), "data\n"),
+	};
+	atomic_int cancel = 0;
+	struct stop stop = stop_from_now(&cancel, 0);
+	atomic_store(&cancel, 1);
+	GError *error = NULL;
+	cr_assert_not(output_commit_all(files, G_N_ELEMENTS(files), &stop, &error));
+	cr_expect(g_error_matches(error, TLBSIM_ERROR, TLBSIM_ERROR_INTERRUPTED), "%s",
+		  error->message);
+	g_clear_error(&error);
+	for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
+		output_free(files[i]);
+	expect_contents("a.csv", "old a\n");
+	struct stat st;
+	cr_assert_eq(lstat("fifo", &st), 0);
+	cr_expect(S_ISFIFO(st.st_mode));
+}

@@ -50,7 +50,7 @@ static struct policy *load_ok(const char *text)
 static struct policy *load_file(const char *path)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(path, &err);
+	cJSON *json = config_load_file(path, NULL, &err);
 	cr_assert_not_null(json, "%s", err != NULL ? err->message : "?");
 	struct policy *p = policy_from_json(json, path, &err);
 	cJSON_Delete(json);

@@ -319,7 +319,7 @@ static char *gen_policy(struct gen *g, struct gen_case *c, bool short_slices)
 	c->policy_name = presets[rng_below(&g->rng, G_N_ELEMENTS(presets))];
 	char *path = g_strdup_printf(TLBSIM_SOURCE_DIR "/policies/%s.json", c->policy_name);
 	GError *error = NULL;
-	cJSON *json = config_load_file(path, &error);
+	cJSON *json = config_load_file(path, NULL, &error);
 	cr_assert_not_null(json, "%s", error ? error->message : "");
 	char *sets[3] = {NULL, NULL, NULL};
 	if (chance(g, 40)) {
@@ -870,7 +870,7 @@ static bool load_case(const struct gen_case *c, struct loaded *l, GString *probl
 		if ((l->policy = policy_from_json(pjson, "policy", &error)) &&
 		    load_one(c->workload, "workload", &wjson, problems)) {
 			l->workload = workload_from_json(wjson, "workload",
-							 topology_nr_cpus(l->topology), &error);
+							 topology_nr_cpus(l->topology), NULL, &error);
 			cJSON_Delete(wjson);
 		}
 		cJSON_Delete(pjson);
@@ -995,10 +995,9 @@ static void check_result(GString *p, const struct sim_result *r)
 	if (r->phase_cycles > r->sim_cycles)
 		problem(p, "phase_cycles %" PRIu64 " > sim_cycles %" PRIu64, r->phase_cycles,
 			r->sim_cycles);
-	for (unsigned i = 0; i < r->op_cycles->len; i++)
-		if (g_array_index(r->op_cycles, uint64_t, i) > r->sim_cycles)
-			problem(p, "op call %u took %" PRIu64 " cycles > sim_cycles %" PRIu64, i,
-				g_array_index(r->op_cycles, uint64_t, i), r->sim_cycles);
+	if (histogram_max(r->op_cycles) > r->sim_cycles)
+		problem(p, "an op call took %" PRIu64 " cycles > sim_cycles %" PRIu64,
+			histogram_max(r->op_cycles), r->sim_cycles);
 }
 
 /* Invariants 6 and 7: @b must have given exactly what @a gave. */
@@ -1026,15 +1025,14 @@ static void compare_results(GString *p, const char *what, const struct sim_resul
 	if (a->round_accesses != b->round_accesses)
 		problem(p, "%s: round_accesses %" PRIu64 " vs %" PRIu64, what, a->round_accesses,
 			b->round_accesses);
-	if (a->op_cycles->len != b->op_cycles->len) {
-		problem(p, "%s: %u op calls vs %u", what, a->op_cycles->len, b->op_cycles->len);
+	if (histogram_count(a->op_cycles) != histogram_count(b->op_cycles)) {
+		problem(p, "%s: %" PRIu64 " op calls vs %" PRIu64, what,
+			histogram_count(a->op_cycles), histogram_count(b->op_cycles));
 		return;
 	}
-	for (unsigned i = 0; i < a->op_cycles->len; i++)
-		if (g_array_index(a->op_cycles, uint64_t, i) != g_array_index(b->op_cycles, uint64_t, i))
-			problem(p, "%s: op call %u took %" PRIu64 " vs %" PRIu64 " cycles", what, i,
-				g_array_index(a->op_cycles, uint64_t, i),
-				g_array_index(b->op_cycles, uint64_t, i));
+	if (histogram_fingerprint(a->op_cycles) != histogram_fingerprint(b->op_cycles))
+		problem(p, "%s: the op calls' latencies differ (max %" PRIu64 " vs %" PRIu64
+			" cycles)", what, histogram_max(a->op_cycles), histogram_max(b->op_cycles));
 }
 
 /* Invariant 5: is the policy correct on this machine? */

@@ -52,13 +52,23 @@ static const char *yield_loop =
 	" \"tasks\": [{\"name\": \"t\", \"program\": [{\"op\": \"loop\", \"count\": 1000000, \"body\": ["
 	"   {\"op\": \"yield\"}]}]}]}";
 
+static struct sim_result *run_stopped(const char *workload, uint64_t max_events,
+				      uint64_t max_sim_ns, struct stop stop, GError **error);
+
 static struct sim_result *run_with_budget(const char *workload, uint64_t max_events,
 					  uint64_t max_sim_ns, double max_wall_seconds,
 					  GError **error)
 {
+	return run_stopped(workload, max_events, max_sim_ns, stop_from_now(NULL, max_wall_seconds),
+			   error);
+}
+
+static struct sim_result *run_stopped(const char *workload, uint64_t max_events,
+				      uint64_t max_sim_ns, struct stop stop, GError **error)
+{
 	GError *local = NULL;
 	char *tpath = g_build_filename(TLBSIM_TEST_DATA, "tiny-2cpu.json", NULL);
-	cJSON *t = config_load_file(tpath, &local);
+	cJSON *t = config_load_file(tpath, NULL, &local);
 	struct topology *topo = topology_from_json(t, tpath, &local);
 	cr_assert_not_null(topo);
 	cJSON *p = config_parse_string(
@@ -68,12 +78,12 @@ static struct sim_result *run_with_budget(const char *workload, uint64_t max_eve
 	struct policy *policy = policy_from_json(p, "policy", &local);
 	cr_assert_not_null(policy);
 	cJSON *w = config_parse_string(workload, "w", &local);
-	struct workload *wl = workload_from_json(w, "w", 2, &local);
+	struct workload *wl = workload_from_json(w, "w", 2, NULL, &local);
 	cr_assert_not_null(wl);
 	struct sim_input input = {.topology = topo, .workload = wl, .policy = policy,
 				  .workload_file = "w", .seed = 1, .run_ahead = true,
 				  .max_events = max_events, .max_sim_ns = max_sim_ns,
-				  .max_wall_seconds = max_wall_seconds};
+				  .stop = stop};
 	struct sim_result *r = sim_run(&input, error);
 	workload_free(wl);
 	policy_free(policy);
@@ -165,5 +175,42 @@ Test(sim, endless_access_loop_stops_at_the_wall_budget)
 	cr_assert(strstr(error->message, "wall time") != NULL, "%s", error->message);
 	/* A bound, not a benchmark: the budget plus a few slices' worth. */
 	cr_assert_lt(seconds, 5.0, "stopped after %.1f s of a 0.2 s budget", seconds);
+	g_error_free(error);
+}
+
+/*
+ * A stop requested before a run that would end within its first slice of
+ * events: the run polls it at its start and its end, not only between
+ * slices (such a run gave exit 0 and a CSV for a SIGTERM).
+ */
+Test(sim, stop_before_a_short_run)
+{
+	atomic_int cancel = 1;
+	GError *error = NULL;
+	cr_assert_null(run_stopped(yield_loop, 0, 0, stop_from_now(&cancel, 0), &error));
+	cr_assert(g_error_matches(error, TLBSIM_ERROR, TLBSIM_ERROR_INTERRUPTED), "%s",
+		  error->message);
+	g_clear_error(&error);
+}
+
+/*
+ * Ops that take no time, in a loop of a trillion rounds: --max-sim-ns cannot
+ * stop it, the event budget would after hours.  It fails after 2^24 of them.
+ */
+Test(sim, loop_without_time_fails, .timeout = 120)
+{
+	const char *w =
+		"{\"name\": \"spin\", \"tasks\": [{\"name\": \"t\", \"program\": ["
+		"  {\"op\": \"loop\", \"count\": \"1000000000000\", \"body\": ["
+		"    {\"op\": \"phase\", \"name\": \"p\", \"action\": \"begin\"},"
+		"    {\"op\": \"phase\", \"name\": \"p\", \"action\": \"end\"}]}]}]}";
+	GError *error = NULL;
+	cr_assert_null(run_with_budget(w, 0, 1000000, 0, &error));
+	cr_assert_eq(error->code, TLBSIM_ERROR_INVALID, "%s", error->message);
+	cr_expect(g_str_has_prefix(error->message, "w: $.tasks[0].program[0].body["), "%s",
+		  error->message);
+	cr_expect(strstr(error->message, "]: 16777216 ops in a row without simulated time "
+					 "passing: a loop whose body takes no time never ends") !=
+		  NULL, "%s", error->message);
 	g_error_free(error);
 }

@@ -53,8 +53,8 @@ Test(smp, one_target_shootdown_timing)
 {
 	char *w = one_page_munmap(1);
 	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
-	cr_assert_eq(r.result->op_cycles->len, 1);
-	cr_assert_eq(g_array_index(r.result->op_cycles, uint64_t, 0), 5680);
+	cr_assert_eq(histogram_count(r.result->op_cycles), 1);
+	cr_assert_eq(histogram_min(r.result->op_cycles), 5680);
 	cr_assert_eq(CPU(r, 1, irq_cycles), 700);
 	cr_assert_eq(CPU(r, 0, irq_cycles), 0);
 	cr_assert_eq(CPU(r, 0, ipis_received), 0);
@@ -76,7 +76,7 @@ Test(smp, three_targets_wait_for_the_slowest)
 {
 	char *w = one_page_munmap(3);
 	struct support_run r = support_run("tiny-smt.json", "linux-4.5", NULL, w);
-	cr_assert_eq(g_array_index(r.result->op_cycles, uint64_t, 0), 6220);
+	cr_assert_eq(histogram_min(r.result->op_cycles), 6220);
 	for (unsigned c = 1; c < 4; c++) {
 		cr_assert_eq(CPU(r, c, ipis_received), 1);
 		cr_assert_eq(CPU(r, c, irq_cycles), 700);
@@ -103,8 +103,8 @@ Test(smp, the_caller_waits_for_the_csds_in_turn)
 {
 	char *w = one_page_munmap_on(1, 3, "$thread + ($thread + 1) / 2");
 	struct support_run r = support_run("tiny-smt.json", "linux-4.5", NULL, w);
-	cr_assert_eq(r.result->op_cycles->len, 1);
-	cr_assert_eq(g_array_index(r.result->op_cycles, uint64_t, 0), 6060);
+	cr_assert_eq(histogram_count(r.result->op_cycles), 1);
+	cr_assert_eq(histogram_min(r.result->op_cycles), 6060);
 	for (unsigned c = 0; c < 4; c++)
 		cr_assert_eq(CPU(r, c, ipis_received), c == 1 ? 0 : 1, "cpu %u", c);
 	support_run_free(&r);
@@ -144,7 +144,7 @@ Test(smp, crossing_shootdowns_both_complete)
 		" \"tasks\": [{\"name\": \"a\", \"count\": 2, \"cpu\": \"$thread\", \"program\": ["
 		"   {\"op\": \"munmap\", \"region\": \"r\", \"chunk\": \"$thread\"}]}]}";
 	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
-	cr_assert_eq(r.result->op_cycles->len, 2);
+	cr_assert_eq(histogram_count(r.result->op_cycles), 2);
 	cr_assert_eq(CPU(r, 0, nr_tlb_remote_flush), 1);
 	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush), 1);
 	cr_assert_eq(r.result->total.ipis_received, 2);
@@ -175,9 +175,9 @@ static uint64_t madvise_end_during_drain(unsigned delay)
 		" \"report\": {\"op\": \"madvise\"}}",
 		delay);
 	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w);
-	cr_assert_eq(r.result->op_cycles->len, 1);
+	cr_assert_eq(histogram_count(r.result->op_cycles), 1);
 	cr_assert_eq(CPU(r, 0, lru_lock_acquisitions), 0);
-	uint64_t end = delay + g_array_index(r.result->op_cycles, uint64_t, 0);
+	uint64_t end = delay + histogram_min(r.result->op_cycles);
 	support_run_free(&r);
 	g_free(w);
 	return end;

@@ -31,7 +31,7 @@
 static cJSON *load_json(const char *path)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(path, &err);
+	cJSON *json = config_load_file(path, NULL, &err);
 	cr_assert_not_null(json, "%s", err != NULL ? err->message : "?");
 	return json;
 }
@@ -220,7 +220,7 @@ Test(topology_shipped, every_file_loads_and_every_number_has_a_source)
 		const char *path = g_ptr_array_index(paths, i);
 		char *base = g_path_get_basename(path);
 		GError *err = NULL;
-		cJSON *json = config_load_file(path, &err);
+		cJSON *json = config_load_file(path, NULL, &err);
 		cr_assert_not_null(json, "%s", err != NULL ? err->message : "?");
 		struct topology *t = topology_from_json(json, path, &err);
 		cr_expect_not_null(t, "%s", err != NULL ? err->message : "?");

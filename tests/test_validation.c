@@ -53,7 +53,7 @@ static void vrun_free(struct vrun *v)
 
 static uint64_t calls(const struct vrun *v)
 {
-	return v->r->op_cycles->len;
+	return histogram_count(v->r->op_cycles);
 }
 
 /* ---- Directions of effect -------------------------------------------------- */
@@ -163,11 +163,9 @@ Test(validation, thp_patch_flushes_huge_pages_whole)
 	cr_expect_eq(before.r->total.nr_tlb_local_flush_all, 0);
 	cr_expect_eq(after.r->total.nr_tlb_local_flush_all, n);
 	cr_expect_eq(cpu.r->total.nr_tlb_local_flush_all, n); /* 512 > 512 >> 6 */
-	uint64_t t_before = 0, t_after = 0;
-	for (unsigned i = 0; i < n; i++) {
-		t_before += g_array_index(before.r->op_cycles, uint64_t, i);
-		t_after += g_array_index(after.r->op_cycles, uint64_t, i);
-	}
+	uint64_t t_before, t_after, hi;
+	histogram_sum(before.r->op_cycles, &hi, &t_before);
+	histogram_sum(after.r->op_cycles, &hi, &t_after);
 	cr_expect_lt(t_after, t_before, "flushing all is cheaper than 512 INVLPGs");
 	vrun_free(&before);
 	vrun_free(&after);

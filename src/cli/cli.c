@@ -1,9 +1,6 @@
 /*
  * The tlbsim command's exit codes and CSV writing (cli.h).
  */
-#include <errno.h>
-#include <pthread.h>
-#include <string.h>
 #include <unistd.h>
 #include "tlbsim/cli/cli.h"
 #include "tlbsim/cli/output.h"
@@ -25,31 +22,24 @@ int cli_exit_code(const GError *error)
 	}
 }
 
-void cli_hold_signals(bool hold, sigset_t *saved)
+struct output_file *cli_csv_output(const char *output, bool append, const char *header,
+				  const char *rows, GError **error)
 {
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	if (hold)
-		pthread_sigmask(SIG_BLOCK, &set, saved);
+	struct output_file *f;
+	if (!output)
+		f = output_open_fd(STDOUT_FILENO, "the CSV to standard output", error);
+	else if (append)
+		f = output_open_append(output, header, error);
 	else
-		pthread_sigmask(SIG_SETMASK, saved, NULL);
-}
-
-
-bool cli_write_csv(const char *output, bool append, const char *header, const char *rows,
-		   GError **error)
-{
-	if (output && append)
-		return output_append(output, header, rows, error);
-	char *all = g_strconcat(header ? header : "", rows, NULL);
-	bool ok;
-	if (output)
-		ok = output_write(output, all, strlen(all), error);
-	else if (!(ok = output_write_fd(STDOUT_FILENO, all, strlen(all))))
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO,
-			    "cannot write the CSV to standard output: %s", g_strerror(errno));
-	g_free(all);
-	return ok;
+		f = output_open(output, error);
+	if (!f)
+		return NULL;
+	if (header && !(output && append))
+		fputs(header, output_stream(f));
+	fputs(rows, output_stream(f));
+	if (!output_finish(f, error)) {
+		output_free(f);
+		f = NULL;
+	}
+	return f;
 }

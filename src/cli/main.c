@@ -18,7 +18,8 @@
 #include "tlbsim/cli/sweep.h"
 
 /*
- * Set by SIGINT/SIGTERM; the run stops at its next slice, writing nothing.
+ * Set by SIGINT/SIGTERM; whatever phase the program is in polls it (stop.h)
+ * and stops, writing nothing.
  * The one global: a signal handler can reach nothing else.  A lock-free
  * atomic so that a sweep's worker threads may read it too.
  */
@@ -62,15 +63,15 @@ static int run_sweep(const struct options *o, const struct sweep_grid *grid)
 		g_error_free(error);
 		goto out_free;
 	}
-	sigset_t saved;
-	cli_hold_signals(true, &saved);
-	bool ok = cli_write_csv(o->output, o->append, o->no_header ? NULL : header->str, rows->str,
-				&error);
-	cli_hold_signals(false, &saved);
+	struct stop stop = stop_from_now(&interrupted, 0);
+	struct output_file *csv = cli_csv_output(o->output, o->append,
+						 o->no_header ? NULL : header->str, rows->str, &error);
+	bool ok = csv && output_commit_all(&csv, 1, &stop, &error);
+	output_free(csv);
 	if (!ok) {
 		g_printerr("tlbsim sweep: %s\n", error ? error->message : "cannot write the output");
+		code = error ? cli_exit_code(error) : EXIT_INPUT;
 		g_clear_error(&error);
-		code = EXIT_INPUT;
 	} else if (stats.stale_runs) {
 		g_printerr("tlbsim sweep: stale TLB hits in %zu of %zu runs (the first: run %zu); see "
 			   "the stale_hits column\n",
@@ -101,6 +102,8 @@ static int main_single(struct options *o, int argc, char **argv)
 	}
 	if (argc > 1)
 		return options_unexpected(o, "tlbsim", argv[1]);
+	if (o->list_keys)
+		return single_list_keys(o);
 	if (!o->topology || !o->workload) {
 		g_printerr("tlbsim: %s: a run needs --topology (-T) and --workload (-w) "
 			   "(see --list-topologies, --list-workloads)\n",

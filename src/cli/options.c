@@ -286,6 +286,8 @@ void options_add_single(GOptionContext *context, struct options *o)
 		 "List bundled workloads", NULL},
 		{"list-policies", 0, 0, G_OPTION_ARG_NONE, &o->list_policies,
 		 "List bundled policy presets", NULL},
+		{"list-keys", 0, 0, G_OPTION_ARG_NONE, &o->list_keys,
+		 "List the keys --set can change in the inputs -T, -w, -p name", NULL},
 		{"version", 'V', 0, G_OPTION_ARG_NONE, &o->version, "Print the version", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};

@@ -38,6 +38,31 @@ int single_list(enum inputs_kind kind, bool with_descriptions)
 	return EXIT_OK;
 }
 
+int single_list_keys(const struct options *o)
+{
+	if (!o->topology && !o->workload && !o->policy) {
+		g_printerr("tlbsim: --list-keys lists the keys of the inputs given by -T, -w or "
+			   "-p: name at least one\n");
+		return EXIT_INPUT;
+	}
+	const struct inputs_request request = {
+		.names = {o->topology, o->workload, o->policy},
+		.sets = (const char *const *)o->sets,
+	};
+	GError *error = NULL;
+	char **keys = inputs_keys(&request, &error);
+	if (!keys) {
+		g_printerr("tlbsim: %s\n", error->message);
+		int code = cli_exit_code(error);
+		g_error_free(error);
+		return code;
+	}
+	for (char **k = keys; *k; k++)
+		printf("%s\n", *k);
+	g_strfreev(keys);
+	return EXIT_OK;
+}
+
 /*
  * The threads column counts the tasks that made an access (the harness's
  * -t): when that is fewer than the tasks with an access op, what the
@@ -136,20 +161,23 @@ static struct output_file *prepare_output(const char *path, const GString *data,
 }
 
 /*
- * Every output of a successful run, with signals held: the per-CPU CSV, the
- * trace and the time series first, then the CSV row.  If any fails, the
- * files already renamed into place are removed again: no output without its
- * run's row (data written into a device or a FIFO cannot be taken back).
+ * Every output of a successful run, committed together (output_commit_all()):
+ * the per-CPU CSV and the CSV row joined to @files (the trace and the time
+ * series, finished), so that no output stays without its run's row, and no
+ * row without its outputs.  @stop: a signal stops the commit until the
+ * renames, which take no time (a FIFO may wait for its reader for ever).
  */
 static bool write_outputs(const struct options *o, const struct report_meta *meta,
 			  const char *const *label_names, const struct sim_result *result,
-			  struct output_file **files, size_t nr_files, GError **error)
+			  struct output_file **files, size_t nr_files, const struct stop *stop,
+			  GError **error)
 {
 	GString *header = g_string_new(NULL);
 	GString *row = g_string_new(NULL);
 	report_csv_header(header, label_names);
 	report_csv_row(row, meta, result);
 	bool ok = true;
+	g_assert(nr_files == 4 && !files[0] && !files[3]);
 	if (o->per_cpu) {
 		GString *per_cpu = g_string_new(NULL);
 		report_per_cpu_csv(per_cpu, meta, label_names, result);
@@ -157,13 +185,9 @@ static bool write_outputs(const struct options *o, const struct report_meta *met
 		ok = files[0] != NULL;
 		g_string_free(per_cpu, TRUE);
 	}
-	for (size_t i = 0; ok && i < nr_files; i++)
-		ok = !files[i] || output_commit(files[i], error);
-	ok = ok && cli_write_csv(o->output, o->append, o->no_header ? NULL : header->str, row->str,
-				 error);
-	for (size_t i = 0; !ok && i < nr_files; i++)
-		if (files[i])
-			output_revert(files[i]);
+	ok = ok && (files[3] = cli_csv_output(o->output, o->append,
+					      o->no_header ? NULL : header->str, row->str, error));
+	ok = ok && output_commit_all(files, nr_files, stop, error);
 	g_string_free(header, TRUE);
 	g_string_free(row, TRUE);
 	return ok;
@@ -174,16 +198,22 @@ int single_run(const struct options *o, const struct labels *labels,
 {
 	GError *error = NULL;
 	struct inputs inputs;
-	/* The per-CPU CSV, the trace, the time series: committed in this order. */
-	struct output_file *files[3] = {NULL, NULL, NULL};
+	/* The per-CPU CSV, the trace, the time series, the CSV. */
+	struct output_file *files[4] = {NULL, NULL, NULL, NULL};
+	/* The wall-time budget counts from here: loading can take long too.
+	 * Writing the outputs is not in it (a FIFO may wait for its reader). */
+	struct stop stop = stop_from_now(cancel, o->max_wall_seconds);
+	struct stop interrupt = stop_from_now(cancel, 0);
 	struct inputs_request request = {
 		.names = {o->topology, o->workload, o->policy},
 		.sets = (const char *const *)o->sets,
+		.stop = &stop,
 	};
 	if (!inputs_load(&request, &inputs, &error)) {
 		g_printerr("tlbsim: %s\n", error->message);
+		int code = cli_exit_code(error);
 		g_error_free(error);
-		return EXIT_INPUT;
+		return code;
 	}
 	struct sim_input input = {
 		.topology = inputs.topology,
@@ -194,8 +224,7 @@ int single_run(const struct options *o, const struct labels *labels,
 		.run_ahead = !o->no_run_ahead,
 		.max_events = (uint64_t)o->max_events,
 		.max_sim_ns = (uint64_t)o->max_sim_ns,
-		.max_wall_seconds = o->max_wall_seconds,
-		.cancel = cancel,
+		.stop = stop,
 		.trace = o->trace ? trace : NULL,
 		.timeseries_interval_ns = o->timeseries ? (uint64_t)o->interval : 0,
 	};
@@ -237,15 +266,12 @@ int single_run(const struct options *o, const struct labels *labels,
 		goto out_free_outputs;
 	}
 	meta.host_seconds = host_seconds;
-	sigset_t saved;
-	cli_hold_signals(true, &saved);
 	bool ok = write_outputs(o, &meta, (const char *const *)labels->names->pdata, result, files,
-				G_N_ELEMENTS(files), &error);
-	cli_hold_signals(false, &saved);
+				G_N_ELEMENTS(files), &interrupt, &error);
 	if (!ok) {
 		g_printerr("tlbsim: %s\n", error ? error->message : "cannot write the output");
+		code = error ? cli_exit_code(error) : EXIT_INPUT;
 		g_clear_error(&error);
-		code = EXIT_INPUT;
 	} else {
 		if (!o->quiet) {
 			char *summary = report_summary(&meta, result);

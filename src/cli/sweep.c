@@ -13,7 +13,8 @@
  *   to its increment of the completion count, which publishes the job's
  *   results to the coordinator.  The only state the workers share is the
  *   stop flag and the completion count, both atomics.
- * - Stopping: every run polls one stop flag between slices of events (sim.c).
+ * - Stopping: loading polls @interrupt, every run one stop flag between
+ *   slices of events (sim.c).
  *   A failed run or the coordinator seeing @interrupt sets it; runs not yet
  *   started then return at once.  Runs that were stopped report
  *   TLBSIM_ERROR_INTERRUPTED; the sweep reports the first other error in
@@ -405,6 +406,7 @@ char **sweep_command(const struct sweep_grid *grid, const struct sweep_config *c
 struct sweep_job {
 	struct sweep_point point;
 	struct inputs inputs; /* loaded by the coordinator, freed by the worker */
+	gint64 load_us;       /* how long loading took: the run's budget covers it */
 	/* Set by the worker; read by the coordinator once the completion count
 	 * says every job is done. */
 	GString *row;
@@ -444,9 +446,10 @@ static void sweep_simulate(struct sweep_state *s, struct sweep_job *job)
 		.run_ahead = c->run_ahead,
 		.max_events = c->max_events,
 		.max_sim_ns = c->max_sim_ns,
-		.max_wall_seconds = c->max_wall_seconds,
-		.cancel = &s->stop,
+		.stop = stop_from_now(&s->stop, c->max_wall_seconds),
 	};
+	if (input.stop.deadline)
+		input.stop.deadline -= job->load_us;
 	gint64 start = g_get_monotonic_time();
 	struct sim_result *result = sim_run(&input, &job->error);
 	double host_seconds = (double)(g_get_monotonic_time() - start) / 1e6;
@@ -515,17 +518,26 @@ static void progress_draw(struct progress *p, size_t done, size_t n)
 	fflush(p->out);
 }
 
-/* Load every point's inputs in grid order, on this thread. */
-static bool sweep_load(const struct sweep_grid *grid, struct sweep_state *s, GError **error)
+/* Load every point's inputs in grid order, on this thread, each within its
+ * run's wall-time budget. */
+static bool sweep_load(const struct sweep_grid *grid, struct sweep_state *s,
+		       const atomic_int *interrupt, GError **error)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		struct sweep_job *job = &s->jobs[i];
 		sweep_point_init(&job->point, grid, s->config, i);
+		struct stop stop = stop_from_now(interrupt, s->config->max_wall_seconds);
 		struct inputs_request request = {
 			.names = {job->point.names[0], job->point.names[1], job->point.names[2]},
 			.sets = (const char *const *)job->point.sets,
+			.stop = &stop,
 		};
-		if (!inputs_load(&request, &job->inputs, error)) {
+		gint64 start = g_get_monotonic_time();
+		bool loaded = inputs_load(&request, &job->inputs, error);
+		job->load_us = g_get_monotonic_time() - start;
+		if (!loaded && g_error_matches(*error, TLBSIM_ERROR, TLBSIM_ERROR_INTERRUPTED))
+			return false;
+		if (!loaded) {
 			char *where = sweep_point_describe(&job->point, grid);
 			g_prefix_error(error, "%s: ", where);
 			g_free(where);
@@ -607,7 +619,7 @@ bool sweep_run(const struct sweep_grid *grid, const struct sweep_config *config,
 		jobs = g_get_num_processors();
 	jobs = (unsigned)MIN(jobs, s.n);
 
-	bool ok = sweep_check(grid, config, error) && sweep_load(grid, &s, error) &&
+	bool ok = sweep_check(grid, config, error) && sweep_load(grid, &s, interrupt, error) &&
 		  sweep_execute(&s, jobs, interrupt, progress, error) &&
 		  sweep_outcome(grid, &s, interrupt, error);
 	if (ok) {

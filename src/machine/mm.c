@@ -54,7 +54,11 @@ struct vma *mm_add_vma(struct mm *mm, uint64_t start, uint64_t len, enum page_si
 	g_assert(mm->nr_vmas == 0 || mm->vmas[mm->nr_vmas - 1].end <= start);
 	g_assert(mm->pmd_users == NULL);
 
-	mm->vmas = g_renew(struct vma, mm->vmas, mm->nr_vmas + 1);
+	/* Doubling: a region of millions of chunks is laid out in linear time. */
+	if (mm->nr_vmas == mm->vmas_room) {
+		mm->vmas_room = MAX(8u, mm->vmas_room * 2);
+		mm->vmas = g_renew(struct vma, mm->vmas, mm->vmas_room);
+	}
 	struct vma *vma = &mm->vmas[mm->nr_vmas++];
 	*vma = (struct vma){
 		.mm = mm,

@@ -360,8 +360,9 @@ static bool parse_page_sizes(const struct config_node *tlb, unsigned *mask, GErr
 		return false;
 	}
 	*mask = 0;
-	for (int i = 0; i < cJSON_GetArraySize(sizes.json); i++) {
-		struct config_node size = config_index(&sizes, i);
+	int i = 0;
+	for (const cJSON *item = sizes.json->child; item; item = item->next, i++) {
+		struct config_node size = config_node_element(&sizes, item, i);
 		const char *name = cJSON_GetStringValue(size.json);
 		int ps = name != NULL ? page_size_from_name(name) : -1;
 		if (ps < 0) {

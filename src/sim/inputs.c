@@ -402,7 +402,7 @@ static const char *default_policy(const struct topology *topology)
 /* @kind's reader on @json, into @inputs (the policy checked against the
  * topology, which the workload needs too). */
 static bool read_kind(enum inputs_kind kind, const cJSON *json, struct inputs *inputs,
-		      GError **error)
+		      const struct stop *stop, GError **error)
 {
 	const char *file = inputs->paths[kind];
 	switch (kind) {
@@ -414,8 +414,8 @@ static bool read_kind(enum inputs_kind kind, const cJSON *json, struct inputs *i
 		return inputs->policy && policy_check_topology(inputs->policy, inputs->topology,
 								error);
 	case INPUT_WORKLOAD:
-		inputs->workload = workload_from_json(json, file,
-						      topology_nr_cpus(inputs->topology), error);
+		inputs->workload = workload_from_json(json, file, topology_nr_cpus(inputs->topology),
+						      stop, error);
 		return inputs->workload != NULL;
 	default:
 		g_assert_not_reached();
@@ -424,11 +424,11 @@ static bool read_kind(enum inputs_kind kind, const cJSON *json, struct inputs *i
 
 /* Load @kind's file (inputs->paths[kind]), apply @sets, read it. */
 static bool load_with(enum inputs_kind kind, const char *const *sets, struct inputs *inputs,
-		      GError **error)
+		      const struct stop *stop, GError **error)
 {
-	cJSON *json = config_load_file(inputs->paths[kind], error);
+	cJSON *json = config_load_file(inputs->paths[kind], stop, error);
 	bool ok = json && apply_sets(kind, json, sets, error) &&
-		  read_kind(kind, json, inputs, error);
+		  read_kind(kind, json, inputs, stop, error);
 	cJSON_Delete(json);
 	return ok;
 }
@@ -437,7 +437,8 @@ static bool load_with(enum inputs_kind kind, const char *const *sets, struct inp
  * The message @kind fails to load with under @sets (g_free), NULL if it
  * loads; @inputs gives the path and the topology, and is not changed.
  */
-static char *probe(enum inputs_kind kind, const char *const *sets, const struct inputs *inputs)
+static char *probe(enum inputs_kind kind, const char *const *sets, const struct inputs *inputs,
+		   const struct stop *stop)
 {
 	struct inputs scratch = {.topology = inputs->topology};
 	if (kind == INPUT_TOPOLOGY)
@@ -445,7 +446,7 @@ static char *probe(enum inputs_kind kind, const char *const *sets, const struct 
 	scratch.paths[kind] = inputs->paths[kind];
 	GError *error = NULL;
 	char *message = NULL;
-	if (!load_with(kind, sets, &scratch, &error))
+	if (!load_with(kind, sets, &scratch, stop, &error))
 		message = g_strdup(error->message);
 	g_clear_error(&error);
 	if (kind == INPUT_TOPOLOGY)
@@ -546,15 +547,15 @@ static bool is_about(enum inputs_kind kind, const cJSON *file, const char *arg,
  * once a load has failed.
  */
 static void blame_set(enum inputs_kind kind, const char *const *sets,
-		      const struct inputs *inputs, GError **error)
+		      const struct inputs *inputs, const struct stop *stop, GError **error)
 {
 	const char *message = (*error)->message;
 	GPtrArray *others = sets_without(sets, kind, NULL);
-	char *alone = probe(kind, (const char *const *)others->pdata, inputs);
+	char *alone = probe(kind, (const char *const *)others->pdata, inputs, stop);
 	bool own = alone && strcmp(alone, message) == 0;
 	g_free(alone);
 	g_ptr_array_free(others, TRUE);
-	cJSON *file = own ? NULL : config_load_file(inputs->paths[kind], NULL);
+	cJSON *file = own ? NULL : config_load_file(inputs->paths[kind], stop, NULL);
 	if (!file)
 		return;
 	size_t len = strlen(prefixes[kind]);
@@ -563,7 +564,7 @@ static void blame_set(enum inputs_kind kind, const char *const *sets,
 		if (strncmp(*s, prefixes[kind], len) != 0 || (*s)[len] != '.')
 			continue;
 		GPtrArray *rest = sets_without(sets, kind, *s);
-		char *without = probe(kind, (const char *const *)rest->pdata, inputs);
+		char *without = probe(kind, (const char *const *)rest->pdata, inputs, stop);
 		g_ptr_array_free(rest, TRUE);
 		if (!without || strcmp(without, message) != 0) {
 			culprit = *s;
@@ -591,10 +592,10 @@ static bool load_kind(const struct inputs_request *request, enum inputs_kind kin
 	inputs->paths[kind] = inputs_resolve(kind, wanted, error);
 	if (!inputs->paths[kind])
 		return false;
-	cJSON *json = config_load_file(inputs->paths[kind], error);
+	cJSON *json = config_load_file(inputs->paths[kind], request->stop, error);
 	bool ok = json && apply_sets(kind, json, request->sets, error);
-	if (ok && !read_kind(kind, json, inputs, error)) {
-		blame_set(kind, request->sets, inputs, error);
+	if (ok && !read_kind(kind, json, inputs, request->stop, error)) {
+		blame_set(kind, request->sets, inputs, request->stop, error);
 		ok = false;
 	}
 	if (ok) {
@@ -605,6 +606,130 @@ static bool load_kind(const struct inputs_request *request, enum inputs_kind kin
 	return ok;
 }
 
+/* Text for people, not settings: left out of inputs_keys(). */
+static const char *const doc_keys[] = {"comment", "description", "imitates", "simplified", NULL};
+
+/* A key config_apply_set() can name: letters, digits, '_' and '-'. */
+static bool settable_key(const char *key)
+{
+	return *key && key[strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "0123456789_-")] == '\0';
+}
+
+/* {"value": N, "source": "..."}: one setting, as --set changes its value. */
+static bool is_sourced(const cJSON *json)
+{
+	if (!cJSON_IsObject(json) || !cJSON_GetObjectItemCaseSensitive(json, "value"))
+		return false;
+	for (const cJSON *item = json->child; item; item = item->next)
+		if (strcmp(item->string, "value") != 0 && strcmp(item->string, "source") != 0)
+			return false;
+	return true;
+}
+
+/* The leaves under @json, whose key is @path, into @keys. */
+static void add_keys(const cJSON *json, GString *path, GPtrArray *keys)
+{
+	if ((!cJSON_IsObject(json) && !cJSON_IsArray(json)) || is_sourced(json)) {
+		g_ptr_array_add(keys, g_strdup(path->str));
+		return;
+	}
+	size_t len = path->len;
+	int index = 0;
+	const cJSON *item;
+	cJSON_ArrayForEach(item, json) {
+		if (cJSON_IsArray(json))
+			g_string_append_printf(path, "[%d]", index++);
+		else if (settable_key(item->string) && !g_strv_contains(doc_keys, item->string))
+			g_string_append_printf(path, ".%s", item->string);
+		else
+			continue;
+		add_keys(item, path, keys);
+		g_string_truncate(path, len);
+	}
+}
+
+/*
+ * The keys of @kind's file (@json) into @keys: its top-level "name" and the
+ * doc keys left out, a workload's parameters first and in the short form
+ * --set takes (workload.threads), unless a top-level key has their name.
+ */
+static void kind_keys(enum inputs_kind kind, const cJSON *json, GPtrArray *keys)
+{
+	GString *path = g_string_new(NULL);
+	const cJSON *params = kind == INPUT_WORKLOAD
+				      ? cJSON_GetObjectItemCaseSensitive(json, "params")
+				      : NULL;
+	if (!cJSON_IsObject(params))
+		params = NULL;
+	const cJSON *item;
+	cJSON_ArrayForEach(item, params) {
+		if (!settable_key(item->string))
+			continue;
+		g_string_printf(path, "workload.%s%s",
+				g_strv_contains(workload_top_keys, item->string) ? "params." : "",
+				item->string);
+		add_keys(item, path, keys);
+	}
+	cJSON_ArrayForEach(item, json) {
+		if (strcmp(item->string, "name") == 0 || !settable_key(item->string) ||
+		    g_strv_contains(doc_keys, item->string) ||
+		    item == params)
+			continue;
+		g_string_printf(path, "%s.%s", prefixes[kind], item->string);
+		add_keys(item, path, keys);
+	}
+	g_string_free(path, TRUE);
+}
+
+/* @kind's file named @name, with @sets applied, or NULL; *path its path. */
+static cJSON *load_for_keys(enum inputs_kind kind, const char *name, const char *const *sets,
+			    char **path, GError **error)
+{
+	*path = inputs_resolve(kind, name, error);
+	if (!*path)
+		return NULL;
+	cJSON *json = config_load_file(*path, error);
+	if (json && !apply_sets(kind, json, sets, error)) {
+		cJSON_Delete(json);
+		json = NULL;
+	}
+	return json;
+}
+
+char **inputs_keys(const struct inputs_request *request, GError **error)
+{
+	GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
+	const char *names[NR_INPUT_KINDS];
+	memcpy(names, request->names, sizeof(names));
+	bool ok = inputs_check_sets(request->sets, error);
+	for (int kind = 0; ok && kind < NR_INPUT_KINDS; kind++) {
+		/* Order: topology, workload, policy; the policy's default needs the topology. */
+		if (!names[kind])
+			continue;
+		char *path = NULL;
+		cJSON *json = load_for_keys(kind, names[kind], request->sets, &path, error);
+		ok = json != NULL;
+		if (ok)
+			kind_keys(kind, json, keys);
+		if (ok && kind == INPUT_TOPOLOGY && !names[INPUT_POLICY]) {
+			struct topology *topology = topology_from_json(json, path, error);
+			ok = topology != NULL;
+			if (ok)
+				names[INPUT_POLICY] = default_policy(topology);
+			topology_free(topology);
+		}
+		cJSON_Delete(json);
+		g_free(path);
+	}
+	if (!ok) {
+		g_ptr_array_free(keys, TRUE);
+		return NULL;
+	}
+	g_ptr_array_add(keys, NULL);
+	return (char **)g_ptr_array_free(keys, FALSE);
+}
+
 bool inputs_load(const struct inputs_request *request, struct inputs *inputs, GError **error)
 {
 	memset(inputs, 0, sizeof(*inputs));
@@ -613,6 +738,11 @@ bool inputs_load(const struct inputs_request *request, struct inputs *inputs, GE
 	    !load_kind(request, INPUT_POLICY, inputs, error) ||
 	    !load_kind(request, INPUT_WORKLOAD, inputs, error)) {
 		inputs_clear(inputs);
+		/* A stop makes any step fail, with a message of its own or not. */
+		if (stop_requested(request->stop)) {
+			g_clear_error(error);
+			stop_set_error(request->stop, error);
+		}
 		return false;
 	}
 	return true;

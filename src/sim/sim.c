@@ -31,12 +31,6 @@ static bool sim_check_budget(const struct sim_input *input, enum engine_stop_rea
 	return true;
 }
 
-static bool sim_cancelled(const struct sim_input *input)
-{
-	/* Relaxed: the flag carries no data; a stop seen one slice late is fine. */
-	return input->cancel && atomic_load_explicit(input->cancel, memory_order_relaxed);
-}
-
 /*
  * How far each CPU's counters go: a CPU that ran its accesses ahead has
  * counted them up to its pending resume (sched.h); others up to now.
@@ -52,7 +46,7 @@ static void sim_counted_until(const struct kernel *k, uint64_t *until)
 
 /*
  * engine_run() in slices of events, so that a cancel request (a signal) or
- * the wall-time budget can stop a long run between slices, and up to each
+ * the wall-time budget (input->stop) can stop a long run between slices, and up to each
  * interval boundary of @series (may be NULL), which reads the counters there.
  * Slicing changes nothing else: a time or event limit dispatches no event of
  * its own, and the engine resumes exactly where it stopped.  @until: room for
@@ -68,9 +62,6 @@ static enum engine_stop_reason sim_engine_loop(const struct sim_input *input,
 	 * tens of ms, and the check costs nothing measurable. */
 	const uint64_t slice = 16;
 	struct engine *engine = k->engine;
-	gint64 deadline = input->max_wall_seconds > 0
-				  ? g_get_monotonic_time() + (gint64)(input->max_wall_seconds * 1e6)
-				  : G_MAXINT64;
 	for (unsigned samples = 1;; samples++) {
 		uint64_t dispatched = engine_events_dispatched(engine);
 		uint64_t left = event_limit == ENGINE_NEVER ? ENGINE_NEVER : event_limit - dispatched;
@@ -83,14 +74,13 @@ static enum engine_stop_reason sim_engine_loop(const struct sim_input *input,
 			sim_counted_until(k, until);
 			timeseries_sample(series, k->machine, until, engine_next_time(engine));
 			/* Many short intervals with few events: check now and then. */
-			if (samples % slice == 0 &&
-			    (sim_cancelled(input) || g_get_monotonic_time() > deadline))
+			if (samples % slice == 0 && stop_requested(&input->stop))
 				return ENGINE_STOPPED;
 			continue;
 		}
 		if (why != ENGINE_EVENT_LIMIT || left <= slice)
 			return why;
-		if (sim_cancelled(input) || g_get_monotonic_time() > deadline)
+		if (stop_requested(&input->stop))
 			return ENGINE_STOPPED;
 	}
 }
@@ -129,7 +119,7 @@ static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *i
 		uint64_t end = ir->phase_end[w->report_phase];
 		r->phase_cycles = end > begin ? end - begin : 0;
 	}
-	r->op_cycles = g_array_copy(ir->op_cycles);
+	r->op_cycles = histogram_copy(ir->op_cycles);
 	r->accessor_threads = ir->accessor_threads;
 	r->tasks = ir->tasks;
 	r->access_tasks = ir->access_tasks;
@@ -153,7 +143,7 @@ static struct trace *sim_trace_new(const struct sim_input *input, const struct k
 		.tasks = (const char *const *)tasks,
 	};
 	k->policy->arch->names(k->machine->topology, &labels.flush_names);
-	struct trace *trace = trace_new(input->trace, k->machine, &labels);
+	struct trace *trace = trace_new(input->trace, k->machine, &labels, input->trace_out);
 	g_strfreev(tasks);
 	return trace;
 }
@@ -161,7 +151,8 @@ static struct trace *sim_trace_new(const struct sim_input *input, const struct k
 struct sim_result *sim_run(const struct sim_input *input, GError **error)
 {
 	struct sim_result *result = NULL;
-	if (!policy_check_topology(input->policy, input->topology, error))
+	if (!policy_check_topology(input->policy, input->topology, error) ||
+	    !stop_check(&input->stop, error))
 		return NULL;
 	struct kernel k;
 	struct timeseries *series = NULL;
@@ -175,7 +166,7 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 					input->timeseries_key, input->timeseries_out);
 
 	struct interp *ip = interp_new(&k, input->workload, input->workload_file, input->seed,
-				       input->run_ahead, error);
+				       input->run_ahead, &input->stop, error);
 	if (!ip)
 		goto out_free_kernel;
 	if (input->trace) {
@@ -190,12 +181,7 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 	uint64_t event_limit = input->max_events ? input->max_events : ENGINE_NEVER;
 	enum engine_stop_reason why = sim_engine_run(input, &k, series, time_limit, event_limit);
 	if (why == ENGINE_STOPPED && !interp_error(ip)) {
-		if (sim_cancelled(input))
-			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INTERRUPTED, "interrupted");
-		else
-			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_LIMIT,
-				    "stopped after %g s of wall time (the budget, --max-wall-seconds)",
-				    input->max_wall_seconds);
+		stop_set_error(&input->stop, error);
 		goto out_free_interp;
 	}
 	if (interp_error(ip)) {
@@ -216,11 +202,14 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 		g_free(who);
 		goto out_free_interp;
 	}
-	if (series && !timeseries_finish(series, k.machine, error))
+	/* A run that ends within its first slice of events has not looked. */
+	if (!stop_check(&input->stop, error) ||
+	    (series && !timeseries_finish(series, k.machine, error)))
 		goto out_free_interp;
 	result = g_new0(struct sim_result, 1);
 	sim_collect(result, &k, ip, input->workload);
-	if (trace && !trace_write(trace, result->sim_cycles, input->trace_out, error)) {
+	if (trace && (!trace_finish(trace, result->sim_cycles, error) ||
+		      !stop_check(&input->stop, error))) {
 		sim_result_free(result);
 		result = NULL;
 	}
@@ -242,7 +231,6 @@ void sim_result_free(struct sim_result *result)
 		return;
 	g_free(result->per_cpu);
 	g_free(result->tlb_occupancy);
-	if (result->op_cycles)
-		g_array_free(result->op_cycles, TRUE);
+	histogram_free(result->op_cycles);
 	g_free(result);
 }

@@ -174,16 +174,31 @@ static bool is_plain_key(const char *key)
 	return true;
 }
 
-/* @path = @parent + @suffix, cut at a character boundary with "..." if too long. */
-static void set_path(char *path, size_t size, const char *parent, const char *suffix)
+/*
+ * @path = @parent + @open + @close, cut at a character boundary with "..."
+ * if too long.  Without snprintf(): loading makes a cursor for every
+ * member it reads, millions for a large workload.
+ */
+static void set_path(char *path, size_t size, const char *parent, const char *open,
+		     const char *close)
 {
-	int n = snprintf(path, size, "%s%s", parent, suffix);
-	if (n >= 0 && (size_t)n < size)
+	const char *parts[] = {parent, open, close};
+	size_t n = 0;
+	for (size_t i = 0; i < G_N_ELEMENTS(parts); i++) {
+		size_t len = strlen(parts[i]);
+		if (n + len < size) {
+			memcpy(path + n, parts[i], len);
+			n += len;
+			continue;
+		}
+		memcpy(path + n, parts[i], size - 1 - n);
+		size_t cut = size - 4;
+		while (cut > 0 && ((unsigned char)path[cut] & 0xc0) == 0x80)
+			cut--;
+		memcpy(path + cut, "...", 4);
 		return;
-	size_t cut = size - 4;
-	while (cut > 0 && ((unsigned char)path[cut] & 0xc0) == 0x80)
-		cut--;
-	memcpy(path + cut, "...", 4);
+	}
+	path[n] = '\0';
 }
 
 struct config_node config_root(const cJSON *json, const char *file)
@@ -197,17 +212,15 @@ struct config_node config_node_member(const struct config_node *parent, const cJ
 				      const char *key)
 {
 	struct config_node node = {.json = item, .file = parent->file};
-	GString *suffix = g_string_new(NULL);
 
 	if (is_plain_key(key)) {
-		g_string_append_printf(suffix, ".%s", key);
-	} else {
-		g_string_append_c(suffix, '[');
-		config_append_quoted(suffix, key);
-		g_string_append_c(suffix, ']');
+		set_path(node.path, sizeof(node.path), parent->path, ".", key);
+		return node;
 	}
-	set_path(node.path, sizeof(node.path), parent->path, suffix->str);
-	g_string_free(suffix, TRUE);
+	GString *quoted = g_string_new("[");
+	config_append_quoted(quoted, key);
+	set_path(node.path, sizeof(node.path), parent->path, quoted->str, "]");
+	g_string_free(quoted, TRUE);
 	return node;
 }
 
@@ -215,10 +228,18 @@ struct config_node config_node_element(const struct config_node *parent, const c
 				       int index)
 {
 	struct config_node node = {.json = item, .file = parent->file};
-	char suffix[24];
+	char digits[16];
+	char *p = digits + sizeof(digits);
+	unsigned v = index < 0 ? 0u - (unsigned)index : (unsigned)index;
 
-	snprintf(suffix, sizeof(suffix), "[%d]", index);
-	set_path(node.path, sizeof(node.path), parent->path, suffix);
+	*--p = '\0';
+	*--p = ']';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	if (index < 0)
+		*--p = '-';
+	set_path(node.path, sizeof(node.path), parent->path, "[", p);
 	return node;
 }
 

@@ -22,11 +22,9 @@ bool config_append_escaped(GString *out, const char *s, const char *end, size_t 
 void config_append_quoted(GString *out, const char *s);
 /* What a message calls the type of @json ("a string", "an object", ...). */
 const char *config_type_name(const cJSON *json);
-/* Cursors on member @item (named @key) of @parent, or on its element @index. */
-struct config_node config_node_member(const struct config_node *parent, const cJSON *item,
-				      const char *key);
-struct config_node config_node_element(const struct config_node *parent, const cJSON *item,
-				       int index);
+/* cJSON_ParseWithOpts(@text, @end, true), one parse at a time in the
+ * process (config_parse.c). */
+cJSON *config_cjson_parse(const char *text, const char **end);
 /* Refuse a key given twice in any object of @node's tree. */
 bool config_check_duplicates(const struct config_node *node, GError **error);
 

@@ -19,14 +19,18 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "config_impl.h"
 #include "tlbsim/util/error.h"
+#include "tlbsim/util/stop.h"
 
 /* Input files are hand-written descriptions of a few KiB; 16 MiB is a mistake. */
 #define CONFIG_MAX_FILE_BYTES ((size_t)16 << 20)
+/* How often a wait for input from a FIFO looks at the stop request. */
+#define READ_POLL_MS 20
 /* Characters of input shown after "invalid JSON near". */
 #define SNIPPET_CHARS 20
 /* Objects up to this size are checked for duplicate keys pairwise. */
@@ -199,36 +203,56 @@ static const char *find_duplicate_key(const cJSON *json)
 
 
 /*
- * Refuse duplicate keys anywhere below @node.  Recursion depth is bounded by
- * cJSON's nesting limit (CJSON_NESTING_LIMIT, 1000).
+ * The way from the node config_check_duplicates() started at down to the
+ * node it is at: the walk formats no JSON path unless it finds a duplicate.
  */
-bool config_check_duplicates(const struct config_node *node, GError **error)
-{
-	const cJSON *json = node->json;
+struct walk_step {
+	const struct walk_step *up; /* NULL: the start */
+	const cJSON *item;          /* a member (named item->string) or an element */
+	int index;                  /* the element's index; -1 for a member */
+};
 
+static struct config_node walk_node(const struct config_node *start, const struct walk_step *at)
+{
+	if (at == NULL)
+		return *start;
+	struct config_node up = walk_node(start, at->up);
+	return at->index < 0 ? config_node_member(&up, at->item, at->item->string)
+			     : config_node_element(&up, at->item, at->index);
+}
+
+static bool check_below(const cJSON *json, const struct config_node *start,
+			const struct walk_step *at, GError **error)
+{
 	if (cJSON_IsObject(json)) {
 		const char *dup = find_duplicate_key(json);
 		if (dup != NULL) {
 			GString *key = g_string_new(NULL);
 			config_append_quoted(key, dup);
-			config_set_error(error, node, "duplicate key %s", key->str);
+			struct config_node node = walk_node(start, at);
+			config_set_error(error, &node, "duplicate key %s", key->str);
 			g_string_free(key, TRUE);
 			return false;
 		}
-		for (const cJSON *item = json->child; item != NULL; item = item->next) {
-			struct config_node child = config_node_member(node, item, item->string);
-			if (!config_check_duplicates(&child, error))
-				return false;
-		}
-	} else if (cJSON_IsArray(json)) {
+	}
+	if (cJSON_IsObject(json) || cJSON_IsArray(json)) {
 		int index = 0;
 		for (const cJSON *item = json->child; item != NULL; item = item->next, index++) {
-			struct config_node child = config_node_element(node, item, index);
-			if (!config_check_duplicates(&child, error))
+			struct walk_step step = {at, item, cJSON_IsObject(json) ? -1 : index};
+			if (!check_below(item, start, &step, error))
 				return false;
 		}
 	}
 	return true;
+}
+
+/*
+ * Refuse duplicate keys anywhere below @node.  Recursion depth is bounded by
+ * cJSON's nesting limit (CJSON_NESTING_LIMIT, 1000).
+ */
+bool config_check_duplicates(const struct config_node *node, GError **error)
+{
+	return check_below(node->json, node, NULL, error);
 }
 
 /*
@@ -273,10 +297,43 @@ static unsigned depth_at(const char *text, const char *stop)
 	return depth;
 }
 
+/*
+ * Refuse @text if it is not UTF-8, at the first bad byte.  cJSON copies
+ * string bytes as they are, and a name that is not UTF-8 would make the
+ * JSON trace (and messages) invalid; its escapes (\uXXXX) always decode to
+ * UTF-8, and it refuses unpaired surrogates.
+ */
+static bool check_utf8(const char *text, const char *name, GError **error)
+{
+	const char *end = NULL;
+	if (g_utf8_validate(text, -1, &end))
+		return true;
+	unsigned line, column;
+	text_position(text, (size_t)(end - text), &line, &column);
+	g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
+		    "%s:%u:%u: not UTF-8 (byte 0x%02x): names and strings must be UTF-8 text", name,
+		    line, column, (unsigned char)*end);
+	return false;
+}
+
+/* cJSON parses take turns: cJSON keeps the position of a failed parse in a
+ * global, and a parse abandoned by a stop (below) may still be running. */
+static GMutex cjson_turn;
+
+cJSON *config_cjson_parse(const char *text, const char **end)
+{
+	g_mutex_lock(&cjson_turn);
+	cJSON *json = cJSON_ParseWithOpts(text, end, true);
+	g_mutex_unlock(&cjson_turn);
+	return json;
+}
+
 /* Parse @text (@what: "file" or "input", for the empty-input message). */
 static cJSON *parse_text(const char *text, const char *name, const char *what, GError **error)
 {
 	const char *p = text;
+	if (!check_utf8(text, name, error))
+		return NULL;
 	while (is_json_space(*p))
 		p++;
 	if (*p == '\0') {
@@ -286,7 +343,7 @@ static cJSON *parse_text(const char *text, const char *name, const char *what, G
 	}
 
 	const char *stop = NULL;
-	cJSON *json = cJSON_ParseWithOpts(text, &stop, true);
+	cJSON *json = config_cjson_parse(text, &stop);
 	if (json == NULL) {
 		stop = stop != NULL ? stop : text;
 		if (depth_at(text, stop) >= CJSON_NESTING_LIMIT) {
@@ -336,13 +393,33 @@ static void set_io_error(GError **error, const char *path, const char *doing, in
  * by their size before reading, anything else (a pipe) while reading.
  * Returns a NUL-terminated buffer (g_free) and its length.
  */
-static char *read_bounded(const char *path, size_t *length, GError **error)
+/*
+ * Wait until @fd (a FIFO, a pipe, a terminal: what may make a reader wait)
+ * has data or has reached its end, looking at @stop every READ_POLL_MS;
+ * false with stop_check()'s error.  A FIFO opened before any writer shows
+ * neither until one comes.
+ */
+static bool wait_readable(int fd, const struct stop *stop, GError **error)
+{
+	for (;;) {
+		if (!stop_check(stop, error))
+			return false;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int ready = poll(&p, 1, stop ? READ_POLL_MS : -1);
+		if (ready > 0 || (ready < 0 && errno != EINTR))
+			return true; /* a poll() error: read() says what it is */
+	}
+}
+
+static char *read_bounded(const char *path, const struct stop *stop, size_t *length,
+			  GError **error)
 {
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0, cap;
 
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Without waiting for a FIFO's writer: wait_readable() does. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		set_io_error(error, path, "open", errno);
 		return NULL;
@@ -365,8 +442,10 @@ static char *read_bounded(const char *path, size_t *length, GError **error)
 			cap = MIN(cap * 2, CONFIG_MAX_FILE_BYTES + 1);
 			buf = g_realloc(buf, cap + 1);
 		}
+		if (!S_ISREG(st.st_mode) && !wait_readable(fd, stop, error))
+			goto out_free_buf;
 		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0) {
 			set_io_error(error, path, "read", errno);
@@ -394,13 +473,98 @@ out_close:
 	return NULL;
 }
 
-cJSON *config_load_file(const char *path, GError **error)
+/*
+ * A parse that a stop may abandon: cJSON's parse cannot be interrupted, and
+ * takes about a second for a 16 MiB file.  It runs on a thread of its own
+ * while the caller polls the stop; an abandoned parse finishes in the
+ * background and frees what it made.
+ */
+struct parse_job {
+	char *text;
+	char *name;
+	cJSON *json;
+	GError *error;
+	GMutex lock; /* with @done: the hand-over of the result */
+	GCond done;
+	bool finished;  /* the thread has set @json or @error */
+	bool abandoned; /* the caller has gone: the thread frees the job */
+};
+
+/* Files from this size on are parsed on a thread of their own (tens of ms). */
+#define PARSE_ON_A_THREAD ((size_t)1 << 20)
+/* How often the caller of a parse on a thread looks at the stop request. */
+#define PARSE_POLL_US 10000
+
+static void parse_job_free(struct parse_job *job)
+{
+	cJSON_Delete(job->json);
+	g_clear_error(&job->error);
+	g_free(job->text);
+	g_free(job->name);
+	g_mutex_clear(&job->lock);
+	g_cond_clear(&job->done);
+	g_free(job);
+}
+
+static cJSON *parse_file_text(const char *text, const char *name, GError **error)
+{
+	return parse_text(text, name, "file", error);
+}
+
+static gpointer parse_job_run(gpointer data)
+{
+	struct parse_job *job = data;
+	job->json = parse_file_text(job->text, job->name, &job->error);
+	g_mutex_lock(&job->lock);
+	job->finished = true;
+	bool abandoned = job->abandoned;
+	g_cond_signal(&job->done);
+	g_mutex_unlock(&job->lock);
+	if (abandoned)
+		parse_job_free(job);
+	return NULL;
+}
+
+/* parse_text() of @text (taken over) on a thread, waiting as long as @stop allows. */
+static cJSON *parse_waiting(char *text, const char *name, const struct stop *stop,
+			    GError **error)
+{
+	struct parse_job *job = g_new0(struct parse_job, 1);
+	job->text = text;
+	job->name = g_strdup(name);
+	g_mutex_init(&job->lock);
+	g_cond_init(&job->done);
+	GThread *thread = g_thread_try_new("tlbsim-parse", parse_job_run, job, NULL);
+	if (!thread) { /* no thread to be had: parse here */
+		job->json = parse_file_text(text, name, &job->error);
+		job->finished = true;
+	}
+	g_mutex_lock(&job->lock);
+	while (!job->finished && !stop_requested(stop))
+		g_cond_wait_until(&job->done, &job->lock, g_get_monotonic_time() + PARSE_POLL_US);
+	bool finished = job->finished;
+	job->abandoned = !finished;
+	g_mutex_unlock(&job->lock);
+	if (thread)
+		g_thread_unref(thread); /* detached: an abandoned parse ends on its own */
+	if (!finished) {
+		stop_set_error(stop, error);
+		return NULL;
+	}
+	cJSON *json = job->json;
+	job->json = NULL;
+	if (job->error)
+		g_propagate_error(error, g_steal_pointer(&job->error));
+	parse_job_free(job);
+	return json;
+}
+
+cJSON *config_load_file(const char *path, const struct stop *stop, GError **error)
 {
 	size_t len;
-	cJSON *json = NULL;
 
 	g_assert(path != NULL);
-	char *text = read_bounded(path, &len, error);
+	char *text = read_bounded(path, stop, &len, error);
 	if (text == NULL)
 		return NULL;
 
@@ -411,11 +575,19 @@ cJSON *config_load_file(const char *path, GError **error)
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_PARSE,
 			    "%s:%u:%u: NUL byte in the file (not a text file?)", path, line,
 			    column);
-		goto out_free_text;
+		g_free(text);
+		return NULL;
 	}
-	json = parse_text(text, path, "file", error);
-
-out_free_text:
-	g_free(text);
+	cJSON *json;
+	if (stop && len >= PARSE_ON_A_THREAD) {
+		json = parse_waiting(text, path, stop, error);
+	} else {
+		json = parse_file_text(text, path, error);
+		g_free(text);
+	}
+	if (json && !stop_check(stop, error)) {
+		cJSON_Delete(json);
+		json = NULL;
+	}
 	return json;
 }

@@ -194,7 +194,12 @@ static void set_last(cJSON *parent, const struct set_step *step, cJSON *value)
 /* @value as JSON, else as a string; NULL (with an error) on duplicate keys. */
 static cJSON *parse_set_value(const char *path, const char *value, GError **error)
 {
-	cJSON *json = cJSON_ParseWithOpts(value, NULL, true);
+	/* As in a file (config_parse.c): a name must be UTF-8 text. */
+	if (!g_utf8_validate(value, -1, NULL)) {
+		set_path_error(error, path, "the value is not UTF-8 text");
+		return NULL;
+	}
+	cJSON *json = config_cjson_parse(value, NULL);
 	if (json == NULL)
 		return cJSON_CreateString(value);
 

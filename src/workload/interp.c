@@ -18,16 +18,33 @@
 
 /* ---- layout -------------------------------------------------------------- */
 
-static void populate_region(struct interp *ip, unsigned index)
+/*
+ * One more unit of layout work (a VMA added, a page populated) done: every
+ * LAYOUT_STOP_EVERY of them, a few milliseconds, the stop request is looked
+ * at.  A 256 GiB region populated whole is 64 Mi pages, seconds of work.
+ */
+#define LAYOUT_STOP_EVERY 65536
+
+static bool layout_step(uint64_t *work, const struct stop *stop, GError **error)
+{
+	return ++*work % LAYOUT_STOP_EVERY != 0 || stop_check(stop, error);
+}
+
+static bool populate_region(struct interp *ip, unsigned index, uint64_t *work,
+			    const struct stop *stop, GError **error)
 {
 	const struct region *r = &ip->w->regions[index];
 	struct mm *mm = ip->mms[r->mm];
-	for (uint64_t c = 0; c < r->chunks; c++) {
+	for (uint64_t c = 0; c < r->chunks && r->populate != POPULATE_NONE; c++) {
 		struct vma *vma = ip->regions[index].vmas[c];
 		uint64_t n = r->populate == POPULATE_ALL ? vma_pages(vma) : 1;
-		for (uint64_t i = 0; r->populate != POPULATE_NONE && i < n; i++)
+		for (uint64_t i = 0; i < n; i++) {
+			if (!layout_step(work, stop, error))
+				return false;
 			mm_populate(mm, vma, vma->start + i * page_size_bytes(vma->page_size), true);
+		}
 	}
+	return true;
 }
 
 /*
@@ -47,30 +64,45 @@ static uint64_t region_offset(const struct region *r, unsigned index, uint64_t s
 	return rng_below(&rng, REGION_ALIGN / page) * page;
 }
 
-static void layout(struct interp *ip, uint64_t seed)
+/* Region @i's chunks as VMAs of its process. */
+static bool map_region(struct interp *ip, unsigned i, uint64_t *cursor, uint64_t seed,
+		       uint64_t *work, const struct stop *stop, GError **error)
+{
+	const struct region *r = &ip->w->regions[i];
+	struct mm *mm = ip->mms[r->mm];
+	uint64_t base = cursor[r->mm] + region_offset(r, i, seed);
+	ip->regions[i].base = base;
+	ip->regions[i].vmas = g_new(struct vma *, r->chunks);
+	/* Chunks are mmap()ed one after another, and mmap places each new
+	 * mapping below the previous one (top-down): chunk 0 is highest.
+	 * That decides which munmap frees a page-table page and so the
+	 * range mmu_gather flushes. */
+	for (uint64_t c = r->chunks; c-- > 0;) {
+		if (!layout_step(work, stop, error))
+			return false;
+		mm_add_vma(mm, base + (r->chunks - 1 - c) * r->chunk_bytes, r->chunk_bytes,
+			   r->page_size, r->hugetlb, i, (unsigned)c)->shared = r->shared;
+	}
+	/* A 2 MiB gap keeps regions from sharing page-table pages. */
+	uint64_t end = base + r->chunks * r->chunk_bytes;
+	cursor[r->mm] = (end + 2 * REGION_ALIGN - 1) / REGION_ALIGN * REGION_ALIGN;
+	return true;
+}
+
+static bool layout(struct interp *ip, uint64_t seed, const struct stop *stop, GError **error)
 {
 	const struct workload *w = ip->w;
 	uint64_t *cursor = g_new(uint64_t, ip->nr_mms);
+	uint64_t work = 0;
+	bool ok = true;
 	for (unsigned m = 0; m < ip->nr_mms; m++)
 		cursor[m] = LAYOUT_BASE;
 	ip->regions = g_new0(struct region_map, w->nr_regions);
-	for (unsigned i = 0; i < w->nr_regions; i++) {
-		const struct region *r = &w->regions[i];
-		struct mm *mm = ip->mms[r->mm];
-		uint64_t base = cursor[r->mm] + region_offset(r, i, seed);
-		ip->regions[i].base = base;
-		ip->regions[i].vmas = g_new(struct vma *, r->chunks);
-		/* Chunks are mmap()ed one after another, and mmap places each new
-		 * mapping below the previous one (top-down): chunk 0 is highest.
-		 * That decides which munmap frees a page-table page and so the
-		 * range mmu_gather flushes. */
-		for (uint64_t c = r->chunks; c-- > 0;)
-			mm_add_vma(mm, base + (r->chunks - 1 - c) * r->chunk_bytes, r->chunk_bytes,
-				   r->page_size, r->hugetlb, i, (unsigned)c)->shared = r->shared;
-		/* A 2 MiB gap keeps regions from sharing page-table pages. */
-		uint64_t end = base + r->chunks * r->chunk_bytes;
-		cursor[r->mm] = (end + 2 * REGION_ALIGN - 1) / REGION_ALIGN * REGION_ALIGN;
-	}
+	for (unsigned i = 0; ok && i < w->nr_regions; i++)
+		ok = map_region(ip, i, cursor, seed, &work, stop, error);
+	g_free(cursor);
+	if (!ok)
+		return false;
 	/* VMA arrays are final now: take pointers. */
 	for (unsigned m = 0; m < ip->nr_mms; m++)
 		mm_finish_layout(ip->mms[m]);
@@ -81,9 +113,9 @@ static void layout(struct interp *ip, uint64_t seed)
 			ip->regions[vma->region].vmas[vma->chunk] = vma;
 		}
 	}
-	for (unsigned i = 0; i < w->nr_regions; i++)
-		populate_region(ip, i);
-	g_free(cursor);
+	for (unsigned i = 0; ok && i < w->nr_regions; i++)
+		ok = layout_step(&work, stop, error) && populate_region(ip, i, &work, stop, error);
+	return ok;
 }
 
 /* ---- ops ------------------------------------------------------------------ */
@@ -93,8 +125,7 @@ static void interp_syscall_done(struct kernel *k, void *ctx, uint64_t time)
 	struct itask *ts = ctx;
 	struct interp *ip = ts->interp;
 	if (ts->syscall_kind == ip->w->report_op && ts->syscall_counted) {
-		uint64_t latency = time - ts->syscall_start;
-		g_array_append_val(ip->results.op_cycles, latency);
+		histogram_add(ip->results.op_cycles, time - ts->syscall_start);
 	}
 	sched_continue_at(k, &k->machine->cpus[ts->task.cpu], time, WORK_KERNEL);
 }
@@ -309,6 +340,17 @@ static void interp_run(struct kernel *k, struct task *task, struct cpu *cpu, uin
 			return;
 		}
 		const struct op *op = &f->ops[f->index];
+		if (local != ts->still_at) {
+			ts->still_at = local;
+			ts->still_ops = 0;
+		} else if (++ts->still_ops == OPS_AT_ONE_TIME) {
+			interp_fail(ip, ts, op,
+				    "%" G_GUINT64_FORMAT " ops in a row without simulated time "
+				    "passing: a loop whose body takes no time never ends (give it a "
+				    "compute, a sleep or an access)",
+				    OPS_AT_ONE_TIME);
+			return;
+		}
 		enum step step = exec_op(k, ts, cpu, op, &local, now);
 		if (step == STEP_RETURNED || step == STEP_FAILED)
 			return;
@@ -384,7 +426,7 @@ static bool create_tasks(struct interp *ip, const char *file, uint64_t seed, GEr
 }
 
 struct interp *interp_new(struct kernel *k, const struct workload *workload, const char *file,
-			  uint64_t seed, bool run_ahead, GError **error)
+			  uint64_t seed, bool run_ahead, const struct stop *stop, GError **error)
 {
 	struct interp *ip = g_new0(struct interp, 1);
 	ip->k = k;
@@ -403,9 +445,8 @@ struct interp *interp_new(struct kernel *k, const struct workload *workload, con
 	ip->results.phase_end = g_new0(uint64_t, workload->nr_phases + 1);
 	for (unsigned p = 0; p < workload->nr_phases; p++)
 		ip->results.phase_begin[p] = UINT64_MAX;
-	ip->results.op_cycles = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-	layout(ip, seed);
-	if (!create_tasks(ip, file, seed, error)) {
+	ip->results.op_cycles = histogram_new();
+	if (!layout(ip, seed, stop, error) || !create_tasks(ip, file, seed, error)) {
 		interp_free(ip);
 		return NULL;
 	}
@@ -420,7 +461,7 @@ void interp_free(struct interp *ip)
 		g_free(ip->tasks[i].access.addrs);
 	g_free(ip->tasks);
 	for (unsigned i = 0; ip->regions && i < ip->w->nr_regions; i++)
-		g_free(ip->regions[i].vmas);
+		g_free(ip->regions[i].vmas); /* NULL past a stopped layout */
 	g_free(ip->regions);
 	for (unsigned m = 0; m < ip->nr_mms; m++)
 		mm_free(ip->mms[m]);
@@ -431,7 +472,7 @@ void interp_free(struct interp *ip)
 	g_free(ip->flags);
 	g_free(ip->results.phase_begin);
 	g_free(ip->results.phase_end);
-	g_array_free(ip->results.op_cycles, TRUE);
+	histogram_free(ip->results.op_cycles);
 	if (ip->error)
 		g_error_free(ip->error);
 	g_free(ip);

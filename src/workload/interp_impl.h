@@ -18,6 +18,14 @@
  */
 #define OPS_PER_DISPATCH 4096
 #define ACCESSES_PER_DISPATCH 65536
+/*
+ * Ops a task may execute in a row at one simulated time.  Ops that take no
+ * time (compute 0, a loop of phase marks, an access op of 0 rounds) in a
+ * loop of a large count would never reach --max-sim-ns, and only the event
+ * budget after hours; 2^24 of them, about a second of host time, is no
+ * program but a mistake.
+ */
+#define OPS_AT_ONE_TIME (UINT64_C(1) << 24)
 
 struct frame {
 	const struct op *ops;
@@ -68,6 +76,8 @@ struct itask {
 	bool accessor;        /* its program has an access op */
 	bool began_access;    /* it has started an access op */
 	uint64_t accesses;
+	uint64_t still_at;  /* the local time of the ops counted in @still_ops */
+	uint64_t still_ops; /* ops executed in a row at @still_at */
 };
 
 struct region_map {

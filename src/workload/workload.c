@@ -44,6 +44,7 @@ static bool scope_lookup(void *ctx, const char *name, int64_t *value)
 struct load_ctx {
 	const struct workload *w;
 	unsigned nr_cpus;
+	const struct stop *stop;
 };
 
 static bool load_lookup(void *ctx, const char *name, int64_t *value)
@@ -93,10 +94,11 @@ static bool parse_params(const struct config_node *root, struct workload *w, uns
 	struct scope scope = {.w = w};
 	struct load_ctx lc = {.w = w, .nr_cpus = nr_cpus};
 	const cJSON *item;
+	w->params = g_new0(struct workload_param, cJSON_GetArraySize(params));
 	cJSON_ArrayForEach(item, params)
 	{
-		struct config_node child = config_child(&node, item->string);
-		if (!g_regex_match_simple("^[A-Za-z_][A-Za-z0-9_]*$", item->string, 0, 0)) {
+		struct config_node child = config_node_member(&node, item, item->string);
+		if (!workload_is_identifier(item->string)) {
 			config_set_error(error, &child, "a parameter name is letters, digits and _");
 			return false;
 		}
@@ -115,8 +117,9 @@ static bool parse_params(const struct config_node *root, struct workload *w, uns
 		expr_free(expr);
 		if (!ok)
 			return false;
-		w->params = g_renew(struct workload_param, w->params, w->nr_params + 1);
-		w->params[w->nr_params++] = (struct workload_param){g_strdup(item->string), value};
+		w->params[w->nr_params] = (struct workload_param){g_strdup(item->string), value};
+		workload_index_add(w->param_index, w->params[w->nr_params].name, w->nr_params);
+		w->nr_params++;
 	}
 	return true;
 }
@@ -125,7 +128,7 @@ static bool parse_processes(const struct config_node *root, struct workload *w, 
 {
 	const cJSON *list = cJSON_GetObjectItemCaseSensitive(root->json, "processes");
 	if (!list) {
-		workload_intern(&w->mm_names, &w->nr_mms, "main");
+		workload_intern(&w->mm_names, &w->nr_mms, w->mm_index, "main");
 		return true;
 	}
 	struct config_node node = config_child(root, "processes");
@@ -133,15 +136,16 @@ static bool parse_processes(const struct config_node *root, struct workload *w, 
 		config_set_error(error, &node, "expected a non-empty array of process names");
 		return false;
 	}
-	for (int i = 0; i < cJSON_GetArraySize(list); i++) {
-		const cJSON *item = cJSON_GetArrayItem(list, i);
-		struct config_node child = config_index(&node, i);
+	int i = 0;
+	for (const cJSON *item = list->child; item; item = item->next, i++) {
+		struct config_node child = config_node_element(&node, item, i);
 		if (!cJSON_IsString(item)) {
 			config_set_error(error, &child, "expected a process name (string)");
 			return false;
 		}
 		unsigned before = w->nr_mms;
-		if (workload_intern(&w->mm_names, &w->nr_mms, item->valuestring) != before) {
+		if (workload_intern(&w->mm_names, &w->nr_mms, w->mm_index, item->valuestring) !=
+		    before) {
 			config_set_error(error, &child, "duplicate process \"%s\"", item->valuestring);
 			return false;
 		}
@@ -155,7 +159,7 @@ static bool read_process(const struct config_node *node, const struct workload *
 	*mm = 0;
 	if (!cJSON_GetObjectItemCaseSensitive(node->json, "process"))
 		return true;
-	return workload_find_name(node, "process", w->mm_names, w->nr_mms, "process", mm, error);
+	return workload_find_name(node, "process", w->mm_names, w->mm_index, "process", mm, error);
 }
 
 static bool parse_region(const struct config_node *node, struct workload *w,
@@ -269,17 +273,19 @@ static bool parse_regions(const struct config_node *root, struct workload *w,
 	uint64_t ptes = 0;
 	int n = cJSON_GetArraySize(list);
 	w->regions = g_new0(struct region, n);
-	for (int i = 0; i < n; i++) {
-		struct config_node child = config_index(&node, i);
+	w->region_names = g_new0(char *, n + 1);
+	int i = 0;
+	for (const cJSON *item = list->child; item; item = item->next, i++) {
+		struct config_node child = config_node_element(&node, item, i);
 		struct region *r = &w->regions[w->nr_regions++];
-		if (!parse_region(&child, w, lc, r, &ptes, error))
+		if (!stop_check(lc->stop, error) || !parse_region(&child, w, lc, r, &ptes, error))
 			return false;
-		for (unsigned j = 0; j + 1 < w->nr_regions; j++) {
-			if (strcmp(w->regions[j].name, r->name) == 0) {
-				config_set_error(error, &child, "duplicate region name \"%s\"", r->name);
-				return false;
-			}
+		if (workload_index_find(w->region_index, r->name) >= 0) {
+			config_set_error(error, &child, "duplicate region name \"%s\"", r->name);
+			return false;
 		}
+		workload_index_add(w->region_index, r->name, (unsigned)i);
+		w->region_names[i] = r->name;
 	}
 	return true;
 }
@@ -295,11 +301,12 @@ static bool parse_tasks(const struct config_node *root, struct workload *w,
 	int n = cJSON_GetArraySize(node.json);
 	w->groups = g_new0(struct task_group, n);
 	uint64_t total = 0;
-	for (int i = 0; i < n; i++) {
-		struct config_node child = config_index(&node, i);
+	int i = 0;
+	for (const cJSON *item = node.json->child; item; item = item->next, i++) {
+		struct config_node child = config_node_element(&node, item, i);
 		struct task_group *g = &w->groups[w->nr_groups++];
 		struct scope load_scope = {.w = w};
-		struct scope run_scope = {.w = w, .runtime = true};
+		struct scope run_scope = {.w = w, .runtime = true, .stop = lc->stop};
 		struct expr *count = NULL;
 		int64_t v = 1;
 		if (!config_check_keys(&child, task_keys, error) ||
@@ -307,13 +314,12 @@ static bool parse_tasks(const struct config_node *root, struct workload *w,
 		    !workload_read_expr(&child, "count", false, &load_scope, &count, error))
 			return false;
 		/* Task names label CSV columns, traces and messages: one each. */
-		for (unsigned j = 0; j + 1 < w->nr_groups; j++) {
-			if (strcmp(w->groups[j].name, g->name) == 0) {
-				expr_free(count);
-				config_set_error(error, &child, "duplicate task name \"%s\"", g->name);
-				return false;
-			}
+		if (workload_index_find(w->group_index, g->name) >= 0) {
+			expr_free(count);
+			config_set_error(error, &child, "duplicate task name \"%s\"", g->name);
+			return false;
 		}
+		workload_index_add(w->group_index, g->name, (unsigned)i);
 		bool ok = !count || eval_load(&child, "count", count, lc, 1, WORKLOAD_MAX_TASKS, &v, error);
 		expr_free(count);
 		if (!ok)
@@ -475,7 +481,7 @@ static bool parse_report(const struct config_node *root, struct workload *w, GEr
 		w->report_op = syscall_kinds[op];
 	if (cJSON_GetObjectItemCaseSensitive(node.json, "phase")) {
 		unsigned phase = 0;
-		if (!workload_find_name(&node, "phase", w->phase_names, w->nr_phases, "phase",
+		if (!workload_find_name(&node, "phase", w->phase_names, w->phase_index, "phase",
 					&phase, error))
 			return false;
 		w->report_phase = (int)phase;
@@ -484,11 +490,17 @@ static bool parse_report(const struct config_node *root, struct workload *w, GEr
 }
 
 struct workload *workload_from_json(const cJSON *json, const char *file, unsigned nr_cpus,
-				    GError **error)
+				    const struct stop *stop, GError **error)
 {
 	struct config_node root = config_root(json, file);
 	struct workload *w = g_new0(struct workload, 1);
-	struct load_ctx lc = {.w = w, .nr_cpus = nr_cpus};
+	struct load_ctx lc = {.w = w, .nr_cpus = nr_cpus, .stop = stop};
+	w->param_index = workload_index_new();
+	w->mm_index = workload_index_new();
+	w->region_index = workload_index_new();
+	w->flag_index = workload_index_new();
+	w->phase_index = workload_index_new();
+	w->group_index = workload_index_new();
 	if (!config_check_keys(&root, workload_keys, error) ||
 	    !config_get_string(&root, "name", true, &w->name, error) ||
 	    !config_get_string(&root, "description", false, &w->description, error) ||
@@ -546,5 +558,11 @@ void workload_free(struct workload *w)
 	g_strfreev(w->flag_names);
 	g_strfreev(w->phase_names);
 	g_free(w->summary);
+	GHashTable *indexes[] = {w->param_index, w->mm_index,    w->region_index,
+				 w->flag_index,  w->phase_index, w->group_index};
+	for (size_t i = 0; i < G_N_ELEMENTS(indexes); i++)
+		if (indexes[i])
+			g_hash_table_destroy(indexes[i]);
+	g_free(w->region_names);
 	g_free(w);
 }

@@ -45,7 +45,7 @@ static bool parse_flag(const struct config_node *node, const char *key, struct w
 	char *name = NULL;
 	if (!config_get_string(node, key, true, &name, error))
 		return false;
-	*flag = workload_intern(&w->flag_names, &w->nr_flags, name);
+	*flag = workload_intern(&w->flag_names, &w->nr_flags, w->flag_index, name);
 	g_free(name);
 	return true;
 }
@@ -54,11 +54,8 @@ static bool parse_flag(const struct config_node *node, const char *key, struct w
 static bool parse_region_ref(const struct config_node *node, const struct workload *w,
 			     const struct scope *scope, unsigned *region, GError **error)
 {
-	char **names = g_new0(char *, w->nr_regions + 1);
-	for (unsigned i = 0; i < w->nr_regions; i++)
-		names[i] = w->regions[i].name;
-	bool ok = workload_find_name(node, "region", names, w->nr_regions, "region", region, error);
-	g_free(names);
+	bool ok = workload_find_name(node, "region", w->region_names, w->region_index, "region",
+				     region, error);
 	if (ok && w->regions[*region].mm != scope->mm) {
 		struct config_node child = config_child(node, "region");
 		config_set_error(error, &child,
@@ -181,7 +178,7 @@ static bool parse_loop(const struct config_node *node, struct workload *w, struc
 	bool pushed = false;
 	if (op->var) {
 		struct config_node child = config_child(node, "var");
-		if (!g_regex_match_simple("^[A-Za-z_][A-Za-z0-9_]*$", op->var, 0, 0)) {
+		if (!workload_is_identifier(op->var)) {
 			config_set_error(error, &child, "a variable name is letters, digits and _");
 			return false;
 		}
@@ -245,7 +242,7 @@ static bool parse_op(const struct config_node *node, struct workload *w, struct 
 		char *name = NULL;
 		if (!config_get_string(node, "name", true, &name, error))
 			return false;
-		op->phase = workload_intern(&w->phase_names, &w->nr_phases, name);
+		op->phase = workload_intern(&w->phase_names, &w->nr_phases, w->phase_index, name);
 		g_free(name);
 		if (!config_get_enum(node, "action", true, actions, &action, error))
 			return false;
@@ -268,10 +265,12 @@ bool workload_parse_ops(const struct config_node *node, struct workload *w, stru
 	}
 	int n = cJSON_GetArraySize(node->json);
 	*ops = g_new0(struct op, n);
-	for (int i = 0; i < n; i++) {
-		struct config_node child = config_index(node, i);
+	int i = 0;
+	for (const cJSON *item = node->json->child; item; item = item->next, i++) {
+		struct config_node child = config_node_element(node, item, i);
 		(*nr)++;
-		if (!parse_op(&child, w, scope, depth, &(*ops)[i], error))
+		if (!stop_check(scope->stop, error) ||
+		    !parse_op(&child, w, scope, depth, &(*ops)[i], error))
 			return false;
 	}
 	return true;

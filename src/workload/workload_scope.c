@@ -6,8 +6,17 @@
 #include <string.h>
 #include "workload_impl.h"
 
+/* Up to this many parameters a scan beats hashing the name. */
+#define PARAMS_SCANNED 16
+
 bool workload_param(const struct workload *workload, const char *name, int64_t *value)
 {
+	if (workload->nr_params > PARAMS_SCANNED) {
+		unsigned i = GPOINTER_TO_UINT(g_hash_table_lookup(workload->param_index, name));
+		if (i)
+			*value = workload->params[i - 1].value;
+		return i != 0;
+	}
 	for (unsigned i = 0; i < workload->nr_params; i++) {
 		if (strcmp(workload->params[i].name, name) == 0) {
 			*value = workload->params[i].value;
@@ -15,6 +24,31 @@ bool workload_param(const struct workload *workload, const char *name, int64_t *
 		}
 	}
 	return false;
+}
+
+bool workload_is_identifier(const char *s)
+{
+	if (!g_ascii_isalpha(*s) && *s != '_')
+		return false;
+	while (*++s)
+		if (!g_ascii_isalnum(*s) && *s != '_')
+			return false;
+	return true;
+}
+
+GHashTable *workload_index_new(void)
+{
+	return g_hash_table_new(g_str_hash, g_str_equal);
+}
+
+void workload_index_add(GHashTable *index, const char *name, unsigned i)
+{
+	g_hash_table_insert(index, (gpointer)name, GUINT_TO_POINTER(i + 1));
+}
+
+int workload_index_find(const GHashTable *index, const char *name)
+{
+	return (int)GPOINTER_TO_UINT(g_hash_table_lookup((GHashTable *)index, name)) - 1;
 }
 
 struct var_check {
@@ -128,32 +162,35 @@ bool workload_read_expr(const struct config_node *node, const char *key, bool re
 	return true;
 }
 
-unsigned workload_intern(char ***names, unsigned *nr, const char *name)
+unsigned workload_intern(char ***names, unsigned *nr, GHashTable *index, const char *name)
 {
-	for (unsigned i = 0; i < *nr; i++)
-		if (strcmp((*names)[i], name) == 0)
-			return i;
-	*names = g_renew(char *, *names, *nr + 2);
+	int found = workload_index_find(index, name);
+	if (found >= 0)
+		return (unsigned)found;
+	/* Slots for the names and a NULL, doubled whenever they are full:
+	 * *nr + 1 slots are full when *nr + 1 is a power of two. */
+	if (((*nr + 1) & *nr) == 0)
+		*names = g_renew(char *, *names, 2 * (*nr + 1));
 	(*names)[*nr] = g_strdup(name);
 	(*names)[*nr + 1] = NULL;
+	workload_index_add(index, (*names)[*nr], *nr);
 	return (*nr)++;
 }
 
 bool workload_find_name(const struct config_node *node, const char *key, char *const *names,
-		      unsigned nr, const char *what, unsigned *out, GError **error)
+			const GHashTable *index, const char *what, unsigned *out, GError **error)
 {
 	char *name = NULL;
 	if (!config_get_string(node, key, true, &name, error))
 		return false;
-	for (unsigned i = 0; i < nr; i++) {
-		if (strcmp(names[i], name) == 0) {
-			*out = i;
-			g_free(name);
-			return true;
-		}
+	int found = workload_index_find(index, name);
+	if (found >= 0) {
+		*out = (unsigned)found;
+		g_free(name);
+		return true;
 	}
 	struct config_node child = config_child(node, key);
-	const char *hint = nr ? config_suggest(name, (const char *const *)names) : NULL;
+	const char *hint = names && *names ? config_suggest(name, (const char *const *)names) : NULL;
 	config_set_error(error, &child, "no %s named \"%s\"%s%s%s", what, name,
 			 hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
 	g_free(name);

@@ -1,13 +1,13 @@
 #ifndef TLBSIM_CLI_H
 #define TLBSIM_CLI_H
 /*
- * What the tlbsim command's parts share: its exit codes, and writing the CSV
- * with signals held.  The layer is POSIX code (_POSIX_C_SOURCE, set by the
+ * What the tlbsim command's parts share: its exit codes, and the CSV as an
+ * output file.  The layer is POSIX code (_POSIX_C_SOURCE, set by the
  * build for every file that uses it).
  */
-#include <signal.h>
 #include <stdbool.h>
 #include <glib.h>
+#include "tlbsim/cli/output.h"
 
 enum exit_code {
 	EXIT_OK = 0,
@@ -22,19 +22,11 @@ enum exit_code {
 int cli_exit_code(const GError *error);
 
 /*
- * While the outputs are written, a signal waits: no half-renamed file.  The
- * calling thread's mask: a sweep's workers may still exist, and a signal
- * they take only sets the flag, without interrupting this thread's writes.
- * @hold true saves the old mask in *@saved, false restores it.
+ * The CSV, finished and ready for output_commit_all(): for @output
+ * (replaced whole, or appended to under a lock with @append) or, with
+ * @output NULL, for standard output.  @header may be NULL.
  */
-void cli_hold_signals(bool hold, sigset_t *saved);
-
-/*
- * The CSV to @output (replaced atomically, or appended under a lock with
- * @append) or, with @output NULL, to stdout; @header may be NULL.  Call with
- * signals held.
- */
-bool cli_write_csv(const char *output, bool append, const char *header, const char *rows,
-		   GError **error);
+struct output_file *cli_csv_output(const char *output, bool append, const char *header,
+				  const char *rows, GError **error);
 
 #endif

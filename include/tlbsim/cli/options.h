@@ -31,6 +31,7 @@ struct options {
 	gboolean list_topologies;
 	gboolean list_workloads;
 	gboolean list_policies;
+	gboolean list_keys;
 	gboolean version;
 	char **labels;
 	/* tlbsim sweep */

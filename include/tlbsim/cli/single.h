@@ -17,5 +17,8 @@ int single_run(const struct options *o, const struct labels *labels,
 /* One line per bundled input of @kind: its name and, with @with_descriptions,
  * its description. */
 int single_list(enum inputs_kind kind, bool with_descriptions);
+/* --list-keys: one line per key --set can change in the inputs @o names
+ * (inputs_keys()); at least one of them must be named. */
+int single_list_keys(const struct options *o);
 
 #endif

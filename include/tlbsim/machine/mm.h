@@ -73,6 +73,7 @@ struct mm {
 	struct cacheline cpumask_line;
 	uint64_t total_vm;     /* mapped pages (4K units), as mm->total_vm */
 	unsigned nr_vmas;
+	unsigned vmas_room;    /* slots allocated: grown by doubling while laid out */
 	struct vma *vmas;      /* sorted by start; unmapped ones stay, mapped == false */
 	uint64_t pmd_base;     /* first 2 MiB span covered by pmd_users */
 	unsigned nr_pmds;

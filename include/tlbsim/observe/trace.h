@@ -49,22 +49,29 @@ struct trace_labels {
 	struct flush_names flush_names; /* the policy's arch, on this machine */
 };
 
-/* @m is borrowed and must outlive the trace; its CPUs are sampled for the
- * counter tracks. */
+/*
+ * @m is borrowed and must outlive the trace; its CPUs are sampled for the
+ * counter tracks.  The file is written to @out (borrowed) while the run goes
+ * on, in memory bounded by what the run has in flight (trace.c's notes), not
+ * by the trace's size; @out must be seekable for that (a regular or
+ * temporary file, open_memstream()), else the trace is written to a
+ * temporary file and copied to @out at the end.  A failed run discards @out.
+ */
 struct trace *trace_new(const struct trace_options *options, const struct machine *m,
-			const struct trace_labels *labels);
+			const struct trace_labels *labels, FILE *out);
 void trace_free(struct trace *t);
 
 /* The probes that record into a trace: register them with it as their data. */
 extern const struct tracepoint_ops trace_probes;
 
 /**
- * trace_write() - close what is still open at @end (cycles) and write the
- * file to @out.  Call once, after the run.  Errors: a failed write.
+ * trace_finish() - close what is still open at @end (cycles) and write the
+ * rest of the file.  Call once, after the run.  Errors: a failed write.
  */
-bool trace_write(struct trace *t, uint64_t end, FILE *out, GError **error);
+bool trace_finish(struct trace *t, uint64_t end, GError **error);
 
-/* Events recorded so far, and whether --trace-max-events cut the trace. */
+/* Events recorded so far (written, after trace_finish()), and whether
+ * --trace-max-events cut the trace. */
 uint64_t trace_nr_events(const struct trace *t);
 bool trace_truncated(const struct trace *t);
 

@@ -12,6 +12,7 @@
 #include <glib.h>
 #include "tlbsim/kernel/policy.h"
 #include "tlbsim/machine/topology.h"
+#include "tlbsim/util/stop.h"
 #include "tlbsim/workload/workload.h"
 
 enum inputs_kind { INPUT_TOPOLOGY, INPUT_WORKLOAD, INPUT_POLICY, NR_INPUT_KINDS };
@@ -19,6 +20,9 @@ enum inputs_kind { INPUT_TOPOLOGY, INPUT_WORKLOAD, INPUT_POLICY, NR_INPUT_KINDS 
 struct inputs_request {
 	const char *names[NR_INPUT_KINDS]; /* path or bare name each */
 	const char *const *sets;           /* "topology.x.y=v" ...; NULL-terminated, may be NULL */
+	/* Polled while the files are read and the workload is loaded (a
+	 * signal, the wall-time budget); may be NULL. */
+	const struct stop *stop;
 };
 
 struct inputs {
@@ -37,10 +41,28 @@ struct inputs {
  * one, and one whose value the reader refuses ("--set
  * topology.costs.ipi_latency.sockett=5: FILE: $.costs.ipi_latency: unknown
  * key ..."): when the file alone does not fail so, the option without which
- * the error goes away is named in front of the file's message.
+ * the error goes away is named in front of the file's message.  A stop
+ * (request->stop) fails with stop_check()'s error, whatever else failed.
+ * Loading takes time linear in the files' sizes (docs/limits.md).
  */
 bool inputs_load(const struct inputs_request *request, struct inputs *inputs, GError **error);
 void inputs_clear(struct inputs *inputs);
+
+/**
+ * inputs_keys() - the keys --set can change in the files @request names.
+ *
+ * For each kind whose name is given (the policy also when only the topology
+ * is, as its default), with the kind's --set options applied: every leaf of
+ * the file as "KIND.PATH" ("topology.costs.ipi_send", "topology.tlbs[0].ways",
+ * a number with its source as one key), in file order, a workload's
+ * parameters first in their short form ("workload.threads").  Left out: the
+ * top-level "name" and text for people (comment, description, imitates,
+ * simplified), and keys a file leaves at their default (--set may add them).
+ *
+ * Return: NULL-terminated (g_strfreev), or NULL with an error if a file does
+ * not resolve or load, or a --set does not apply.
+ */
+char **inputs_keys(const struct inputs_request *request, GError **error);
 
 /*
  * Resolve @name of @kind to a file path (g_free it).  A name with a '/' is a

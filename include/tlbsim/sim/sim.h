@@ -16,6 +16,8 @@
 #include "tlbsim/machine/machine.h"
 #include "tlbsim/machine/topology.h"
 #include "tlbsim/observe/trace.h"
+#include "tlbsim/util/histogram.h"
+#include "tlbsim/util/stop.h"
 #include "tlbsim/workload/workload.h"
 
 /* The budgets when none is given: enough for any workload that terminates
@@ -33,15 +35,16 @@ struct sim_input {
 	bool run_ahead;       /* false: one access per event (slow; for checking) */
 	uint64_t max_events;  /* 0: no limit */
 	uint64_t max_sim_ns;  /* 0: no limit */
-	double max_wall_seconds; /* 0: no limit; checked every 4096 events */
 	/*
-	 * Non-zero stops the run early; may be NULL.  An atomic, not a volatile
-	 * sig_atomic_t, because a sweep's runs read it from worker threads while
-	 * a signal handler or another thread sets it (a lock-free atomic is
-	 * also safe to set from a signal handler, C11 7.14.1.1).
+	 * A cancel flag and the wall-time budget's deadline (stop.h), polled
+	 * while the address spaces are laid out and populated and every 16
+	 * events of the run: a stop fails the run with stop_check()'s error.
+	 * The deadline may lie before the run starts, for a budget that covers
+	 * the loading too.
 	 */
-	const atomic_int *cancel;
-	/* Timeline (trace.h): written to @trace_out after a successful run.
+	struct stop stop;
+	/* Timeline (trace.h): written to @trace_out while the run goes on, complete
+	 * after a successful run (seekable: trace_new()).
 	 * NULL: no trace.  Both borrowed. */
 	const struct trace_options *trace;
 	FILE *trace_out;
@@ -63,7 +66,7 @@ struct sim_result {
 	/* From the interpreter. */
 	unsigned nr_phases;
 	uint64_t phase_cycles; /* the report phase's duration, or sim_cycles */
-	GArray *op_cycles;     /* uint64_t latency per report_op call */
+	struct histogram *op_cycles; /* latency per report_op call */
 	uint64_t accessor_threads;
 	uint64_t tasks;             /* every task of the workload */
 	uint64_t access_tasks;      /* tasks whose program has an access op */
@@ -76,7 +79,7 @@ struct sim_result {
 };
 
 /* Errors: a run-time workload error (TLBSIM_ERROR_INVALID), a budget hit
- * (TLBSIM_ERROR_LIMIT), a stop by @cancel (TLBSIM_ERROR_INTERRUPTED), or a
+ * (TLBSIM_ERROR_LIMIT), a stop by the cancel flag (TLBSIM_ERROR_INTERRUPTED), or a
  * failed write of the trace or time series (TLBSIM_ERROR_IO).  After an
  * error the trace and time-series streams hold nothing usable. */
 struct sim_result *sim_run(const struct sim_input *input, GError **error);

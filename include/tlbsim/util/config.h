@@ -18,9 +18,21 @@
 #include <cjson/cJSON.h>
 #include <glib.h>
 
-/* Parsed file; cJSON_Delete() it.  @name is used in messages. */
+struct stop;
+
+/*
+ * Parsed file; cJSON_Delete() it.  @name is used in messages.  Text that is
+ * not UTF-8 is refused with its line and column: every name and string of
+ * an input may reach a message, a CSV or a JSON trace.
+ */
 cJSON *config_parse_string(const char *text, const char *name, GError **error);
-cJSON *config_load_file(const char *path, GError **error);
+/*
+ * config_parse_string() of the file at @path, of at most 16 MiB.  @stop (may
+ * be NULL) is polled while the file is read (a FIFO may never send
+ * anything) and between the parse and its checks; a stop fails with
+ * stop_check()'s error.  The parse itself runs at ~100 MB/s (docs/limits.md).
+ */
+cJSON *config_load_file(const char *path, const struct stop *stop, GError **error);
 
 /*
  * A cursor on one JSON object: the file name and the JSON path of the object
@@ -37,6 +49,16 @@ struct config_node config_root(const cJSON *json, const char *file);
 /* Cursor on member @key of an object or element @index of an array. */
 struct config_node config_child(const struct config_node *parent, const char *key);
 struct config_node config_index(const struct config_node *parent, int index);
+/*
+ * Cursors on a member or an element already in hand: @item is member @key of
+ * @parent, or its element number @index.  A loop over an array walks its
+ * items (item = item->next) with config_node_element(), which is linear;
+ * config_index() finds element @index from the first each time.
+ */
+struct config_node config_node_member(const struct config_node *parent, const cJSON *item,
+				      const char *key);
+struct config_node config_node_element(const struct config_node *parent, const cJSON *item,
+				       int index);
 
 /*
  * Refuse any key of @node that is not in the NULL-terminated @allowed list.

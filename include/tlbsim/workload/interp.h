@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <glib.h>
 #include "tlbsim/kernel/kernel.h"
+#include "tlbsim/util/histogram.h"
+#include "tlbsim/util/stop.h"
 #include "tlbsim/workload/workload.h"
 
 struct interp;
@@ -23,7 +25,9 @@ struct interp_results {
 	unsigned nr_phases;
 	uint64_t *phase_begin; /* cycles; first begin of each phase */
 	uint64_t *phase_end;   /* cycles; last end */
-	GArray *op_cycles;     /* uint64_t latency of each report_op call, in call order */
+	/* The latency of each report_op call, in bounded memory (a loop of
+	 * calls may run for billions of them). */
+	struct histogram *op_cycles;
 	uint64_t accessor_threads; /* tasks that made at least one access */
 	uint64_t access_tasks;     /* tasks whose program has an access op */
 	uint64_t access_tasks_idle; /* of those, the ones that never began one */
@@ -35,10 +39,13 @@ struct interp_results {
 /*
  * Build address spaces and tasks for @workload on @k (which must have its
  * machine, policy, scheduler and smp ready).  @seed drives every random choice.
- * Errors (a task pinned to a CPU the machine lacks) name @file.
+ * Errors (a task pinned to a CPU the machine lacks) name @file.  @stop (may
+ * be NULL) is polled while the address spaces are laid out and populated,
+ * which for millions of pages takes seconds: a stop fails with
+ * stop_check()'s error.
  */
 struct interp *interp_new(struct kernel *k, const struct workload *workload, const char *file,
-			  uint64_t seed, bool run_ahead, GError **error);
+			  uint64_t seed, bool run_ahead, const struct stop *stop, GError **error);
 void interp_free(struct interp *interp);
 
 /* Each task's "group thread" label ("accessor 3"), by task id; g_strfreev(). */

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 #include <glib.h>
+#include "tlbsim/util/stop.h"
 #include "tlbsim/util/types.h"
 #include "tlbsim/workload/expr.h"
 
@@ -109,6 +110,16 @@ struct workload {
 	char **flag_names;
 	unsigned nr_phases;
 	char **phase_names;
+	/* Lookups by name, built as the names are read: name (the strings
+	 * above, borrowed) -> index + 1 (GUINT_TO_POINTER).  @region_names
+	 * borrows the regions' names, NULL-terminated, for suggestions. */
+	GHashTable *param_index;
+	GHashTable *mm_index;
+	GHashTable *region_index;
+	char **region_names;
+	GHashTable *flag_index;
+	GHashTable *phase_index;
+	GHashTable *group_index;
 	/* What the CSV's op_* columns and the summary describe. */
 	enum op_kind report_op;
 	int report_phase; /* -1: the whole run */
@@ -117,10 +128,12 @@ struct workload {
 
 /*
  * Parse and validate.  @nr_cpus is the machine's, for $cpus and pinning
- * checks.  Errors name @file and the JSON path.
+ * checks.  Errors name @file and the JSON path.  Takes time linear in the
+ * size of @json.  @stop (may be NULL) is polled once per region and per op:
+ * a stop fails with stop_check()'s error.
  */
 struct workload *workload_from_json(const cJSON *json, const char *file, unsigned nr_cpus,
-				    GError **error);
+				    const struct stop *stop, GError **error);
 void workload_free(struct workload *workload);
 
 const char *workload_op_name(enum op_kind kind);
