@@ -836,7 +836,7 @@ Test(inputs_keys, each_is_a_set_key)
 	const char *paths[NR_INPUT_KINDS] = {HASWELL_PATH, MUNMAP16_PATH, LINUX45_PATH};
 	cJSON *files[NR_INPUT_KINDS];
 	for (int k = 0; k < NR_INPUT_KINDS; k++)
-		files[k] = config_load_file(paths[k], NULL);
+		files[k] = config_load_file(paths[k], NULL, NULL);
 	char **keys = keys_ok("haswell-i7", "munmap16", "linux-4.5");
 	unsigned n = 0;
 	for (char **key = keys; *key; key++, n++) {

@@ -684,12 +684,12 @@ static void kind_keys(enum inputs_kind kind, const cJSON *json, GPtrArray *keys)
 
 /* @kind's file named @name, with @sets applied, or NULL; *path its path. */
 static cJSON *load_for_keys(enum inputs_kind kind, const char *name, const char *const *sets,
-			    char **path, GError **error)
+			    const struct stop *stop, char **path, GError **error)
 {
 	*path = inputs_resolve(kind, name, error);
 	if (!*path)
 		return NULL;
-	cJSON *json = config_load_file(*path, error);
+	cJSON *json = config_load_file(*path, stop, error);
 	if (json && !apply_sets(kind, json, sets, error)) {
 		cJSON_Delete(json);
 		json = NULL;
@@ -708,7 +708,8 @@ char **inputs_keys(const struct inputs_request *request, GError **error)
 		if (!names[kind])
 			continue;
 		char *path = NULL;
-		cJSON *json = load_for_keys(kind, names[kind], request->sets, &path, error);
+		cJSON *json = load_for_keys(kind, names[kind], request->sets, request->stop, &path,
+					    error);
 		ok = json != NULL;
 		if (ok)
 			kind_keys(kind, json, keys);
