@@ -25,7 +25,7 @@
 static struct topology *load_topology(void)
 {
 	GError *err = NULL;
-	cJSON *json = config_load_file(TINY, &err);
+	cJSON *json = config_load_file(TINY, NULL, &err);
 	cr_assert_not_null(json, "%s", err ? err->message : "?");
 	cr_assert(config_apply_set(json, "clock_ghz", "2.0", &err), "%s", err ? err->message : "?");
 	struct topology *topo = topology_from_json(json, TINY, &err);
