@@ -36,9 +36,10 @@ trap 'rm -rf "$tmp"' EXIT
 # One table per metric: time in ms, then the per-second rate of each CPU.
 table() { # metric file
 	awk -F, -v metric="$1" -v interval="$interval" '
-	NR == 1 { next }
-	{ if ($2 + 1 > ncpu) ncpu = $2 + 1; if ($1 > last) last = $1 }
-	$3 == metric { v[$1 "," $2] = $4 }
+	# Columns by name: the run key (labels, topology, ...) comes first.
+	NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; t = col["t_ns"]; c = col["cpu"]; next }
+	{ if ($c + 1 > ncpu) ncpu = $c + 1; if ($t > last) last = $t }
+	$(col["metric"]) == metric { v[$t "," $c] = $(col["value"]) }
 	END {
 		if (ncpu == 0) ncpu = 1
 		for (t = 0; t <= last; t += interval) {

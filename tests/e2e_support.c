@@ -404,6 +404,27 @@ void expect_field_formats(const struct table *t)
 	}
 }
 
+/* tlb_flush_events by reason (counters.h COUNTERS_FLUSH_REASONS): the reasons
+ * add up to the events, and each reason's full flushes are some of it. */
+static void expect_flush_reasons(const struct table *t, const char *what)
+{
+	static const char *const reasons[] = {
+	    "tlb_flush_task_switch", "tlb_remote_shootdown", "tlb_local_shootdown",
+	    "tlb_local_mm_shootdown", "tlb_remote_send_ipi", "tlb_remote_wrong_cpu",
+	    "tlb_broadcast",
+	};
+	uint64_t sum = 0;
+	for (size_t i = 0; i < G_N_ELEMENTS(reasons); i++) {
+		char *full = g_strconcat(reasons[i], "_full", NULL);
+		uint64_t n = table_u64(t, 0, reasons[i]);
+		cr_expect_leq(table_u64(t, 0, full), n, "%s: %s <= %s", what, full, reasons[i]);
+		sum += n;
+		g_free(full);
+	}
+	cr_expect_eq(sum, table_u64(t, 0, "tlb_flush_events"),
+		     "%s: the reasons add up to tlb_flush_events", what);
+}
+
 void expect_identities(const struct table *t, const char *what)
 {
 	uint64_t lookups = table_u64(t, 0, "tlb_lookups");
@@ -416,4 +437,5 @@ void expect_identities(const struct table *t, const char *what)
 		      "%s: stlb_hits <= tlb_hits", what);
 	cr_expect_eq(table_u64(t, 0, "ipis_sent"), table_u64(t, 0, "ipis_received"),
 		     "%s: ipis_sent == ipis_received", what);
+	expect_flush_reasons(t, what);
 }

@@ -357,7 +357,9 @@ void expect_field_formats(const struct table *t);
  * @what: names the run in failure messages.
  *
  * Expects tlb_lookups == tlb_hits + tlb_misses == accesses, page_walks >=
- * tlb_misses, stlb_hits <= tlb_hits and ipis_sent == ipis_received.
+ * tlb_misses, stlb_hits <= tlb_hits, ipis_sent == ipis_received, and that
+ * the tlb:tlb_flush reasons' columns add up to tlb_flush_events (each
+ * reason's _full column at most the reason's).
  */
 void expect_identities(const struct table *t, const char *what);
 

@@ -131,6 +131,8 @@ static struct sim_result *support_try(const char *topology, const char *policy,
 		input.trace_out = outputs->trace_out;
 		input.timeseries_interval_ns = outputs->interval_ns;
 		input.timeseries_out = outputs->series_out;
+		input.timeseries_key_header = outputs->series_key_header;
+		input.timeseries_key = outputs->series_key;
 	}
 	result = sim_run(&input, run_error);
 	cJSON_Delete(tjson);

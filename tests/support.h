@@ -25,6 +25,7 @@ struct support_outputs {
 	FILE *trace_out;
 	uint64_t interval_ns;
 	FILE *series_out;
+	const char *series_key_header, *series_key; /* sim_input's; NULL: none */
 };
 
 /* support_run() with a trace and/or a time series. */

@@ -18,6 +18,9 @@ Test(e2e_identities, hold_on_every_input)
 	    {"haswell-i7", TOUCH_MUNMAP, "linux-4.5"},
 	    {"haswell-i7-smt-thread", TOUCH_MADVISE, "linux-4.5-smt-dedup"},
 	    {TINY, ACCESS_ONLY, "linux-4.5"},
+	    {"haswell-i7", SMALL, "linux-6.8"},
+	    {"arm64-n1", SMALL, "arm64-6.5"},
+	    {"qemu-riscv-virt", SMALL, "riscv-6.8"},
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
 		struct table t;

@@ -231,7 +231,7 @@ Test(e2e_output, per_cpu_one_row_per_cpu)
 	/* The columns report_per_cpu_csv() writes: identity, placement, the TLB
 	 * entries left at the end, then every counter in declaration order. */
 	char *counters = g_strjoinv(",", (char **)counters_names);
-	char *header = g_strconcat("topology,workload,policy,seed,cpu,socket,core,thread,"
+	char *header = g_strconcat("topology,workload,policy,seed,clock_ghz,cpu,socket,core,thread,"
 				   "tlb_entries_end,",
 				   counters, NULL);
 	char *got = g_strjoinv(",", t.header);
@@ -242,6 +242,7 @@ Test(e2e_output, per_cpu_one_row_per_cpu)
 		cr_expect_str_eq(table_get(&t, cpu, "workload"), "e2e-small");
 		cr_expect_str_eq(table_get(&t, cpu, "policy"), "linux-4.5");
 		cr_expect_eq(table_u64(&t, cpu, "seed"), 1);
+		cr_expect_str_eq(table_get(&t, cpu, "clock_ghz"), "3.400");
 		cr_expect_eq(table_u64(&t, cpu, "cpu"), cpu);
 		/* Linux/Intel numbering: thread 0 of each of the 4 cores, then
 		 * thread 1 of each. */

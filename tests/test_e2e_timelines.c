@@ -66,12 +66,64 @@ Test(e2e_timelines, trace_and_timeseries_written_and_csv_unchanged)
 	cr_expect_eq(trace_count(json, "munmap"), SMALL_MUNMAPS);
 	cr_expect_eq(trace_count(json, "thread_name"), 8);
 	char *series = read_tmp("series.csv");
-	cr_expect(g_str_has_prefix(series, "t_ns,cpu,metric,value\n"), "%.40s", series);
+	cr_expect(g_str_has_prefix(series, "topology,workload,policy,seed,clock_ghz,t_ns,cpu,metric,value\n"), "%.80s",
+		  series);
 	cr_expect(strstr(series, ",ipis_received,") != NULL);
 	g_free(series);
 	cJSON_Delete(json);
 	table_clear(&plain);
 	table_clear(&traced);
+	run_clear(&r);
+}
+
+/*
+ * The per-CPU CSV and the time series start with the run's key: its labels,
+ * topology, workload, policy, seed (the run CSV's values) and clock_ghz, the
+ * clock that turns their cycles into the row's ns; summed, the series gives
+ * the row's totals.
+ */
+Test(e2e_timelines, per_cpu_and_timeseries_join_the_run)
+{
+	struct run r;
+	run_tlbsim(&r, "-q", "-T", "haswell-i7", "-w", SMALL, "--label", "n=5", "--per-cpu",
+		   "cpus.csv", "--timeseries", "series.csv", "--interval", "100000", NULL);
+	expect_status(&r, 0);
+	struct table run, cpus, series;
+	table_parse(&run, r.out);
+	char *cpus_text = read_tmp("cpus.csv"), *series_text = read_tmp("series.csv");
+	table_parse(&cpus, cpus_text);
+	table_parse(&series, series_text);
+	static const char *const key[] = {"n", "topology", "workload", "policy", "seed"};
+	for (size_t k = 0; k < G_N_ELEMENTS(key); k++) {
+		const char *want = table_get(&run, 0, key[k]);
+		for (unsigned i = 0; i < cpus.rows->len; i++)
+			cr_expect_str_eq(table_get(&cpus, i, key[k]), want, "per-CPU %s", key[k]);
+		for (unsigned i = 0; i < series.rows->len; i++)
+			cr_expect_str_eq(table_get(&series, i, key[k]), want, "series %s", key[k]);
+	}
+	cr_expect_str_eq(table_get(&cpus, 0, "clock_ghz"), "3.400");
+	cr_expect_str_eq(table_get(&series, 0, "clock_ghz"), "3.400");
+	cr_expect_eq(table_column(&series, "t_ns"), 6, "the key, then t_ns,cpu,metric,value");
+	uint64_t received = 0, irq_cycles = 0;
+	for (unsigned i = 0; i < series.rows->len; i++) {
+		const char *metric = table_get(&series, i, "metric");
+		if (strcmp(metric, "ipis_received") == 0)
+			received += table_u64(&series, i, "value");
+		if (strcmp(metric, "irq_cycles") == 0)
+			irq_cycles += table_u64(&series, i, "value");
+	}
+	cr_expect_eq(received, table_u64(&run, 0, "ipis_received"));
+	/* irq_ns = cycles / 3.4 GHz, three decimals, truncated (report.c). */
+	char *irq_ns = g_strdup_printf("%" G_GUINT64_FORMAT ".%03" G_GUINT64_FORMAT,
+				       irq_cycles * 1000 / 3400,
+				       irq_cycles * 1000000 / 3400 % 1000);
+	cr_expect_str_eq(irq_ns, table_get(&run, 0, "irq_ns"));
+	g_free(irq_ns);
+	table_clear(&run);
+	table_clear(&cpus);
+	table_clear(&series);
+	g_free(cpus_text);
+	g_free(series_text);
 	run_clear(&r);
 }
 

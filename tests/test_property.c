@@ -943,6 +943,26 @@ static void check_counters(GString *p, const char *who, const struct counters *c
 	if (c->nr_tlb_remote_flush_received > c->ipis_received)
 		problem(p, "%s: nr_tlb_remote_flush_received %" PRIu64 " > ipis_received %" PRIu64,
 			who, c->nr_tlb_remote_flush_received, c->ipis_received);
+	/* tlb:tlb_flush by reason: every event has one reason; the _full of a
+	 * reason are some of its events. */
+	uint64_t reasons = c->tlb_flush_task_switch + c->tlb_remote_shootdown +
+			   c->tlb_local_shootdown + c->tlb_local_mm_shootdown +
+			   c->tlb_remote_send_ipi + c->tlb_remote_wrong_cpu + c->tlb_broadcast;
+	if (reasons != c->tlb_flush_events)
+		problem(p, "%s: the reasons add up to %" PRIu64 ", tlb_flush_events %" PRIu64, who,
+			reasons, c->tlb_flush_events);
+#define FULL_AT_MOST(name)                                                                         \
+	if (c->name##_full > c->name)                                                              \
+		problem(p, "%s: " #name "_full %" PRIu64 " > " #name " %" PRIu64, who,             \
+			c->name##_full, c->name);
+	FULL_AT_MOST(tlb_flush_task_switch)
+	FULL_AT_MOST(tlb_remote_shootdown)
+	FULL_AT_MOST(tlb_local_shootdown)
+	FULL_AT_MOST(tlb_local_mm_shootdown)
+	FULL_AT_MOST(tlb_remote_send_ipi)
+	FULL_AT_MOST(tlb_remote_wrong_cpu)
+	FULL_AT_MOST(tlb_broadcast)
+#undef FULL_AT_MOST
 }
 
 static void check_result(GString *p, const struct sim_result *r)

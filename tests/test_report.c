@@ -494,15 +494,15 @@ Test(report_per_cpu, header_and_one_row_per_cpu)
 	struct rig *rig = rig_new(WORKLOAD, NULL);
 	GString *out = g_string_new(NULL);
 
-	report_per_cpu_csv(out, &rig->meta, rig->r);
+	report_per_cpu_csv(out, &rig->meta, NULL, rig->r);
 	char **lines = g_strsplit(out->str, "\n", -1);
 	cr_assert_eq(g_strv_length(lines), 4, "header, 2 CPUs, empty tail");
 	cr_expect_str_eq(lines[3], "");
 
 	char **header = csv_split(lines[0]);
-	static const char *const fixed[] = {"topology", "workload", "policy",
-					    "seed",     "cpu",      "socket",
-					    "core",     "thread",   "tlb_entries_end"};
+	static const char *const fixed[] = {"topology", "workload", "policy", "seed",
+					    "clock_ghz", "cpu",     "socket", "core",
+					    "thread",   "tlb_entries_end"};
 	unsigned nf = G_N_ELEMENTS(fixed);
 	cr_assert_eq(g_strv_length(header), nf + counters_count());
 	for (unsigned i = 0; i < nf; i++)
@@ -515,13 +515,14 @@ Test(report_per_cpu, header_and_one_row_per_cpu)
 		cr_assert_eq(g_strv_length(row), nf + counters_count(), "cpu %u", cpu);
 		cr_expect_str_eq(row[0], "tiny-2cpu");
 		cr_expect_str_eq(row[3], "77");
+		cr_expect_str_eq(row[4], "2.000"); /* clock_ghz */
 		char *s = g_strdup_printf("%u", cpu);
-		cr_expect_str_eq(row[4], s);   /* cpu */
-		cr_expect_str_eq(row[5], "0"); /* socket */
-		cr_expect_str_eq(row[6], s);   /* core: tiny-2cpu has 2 cores x 1 thread */
-		cr_expect_str_eq(row[7], "0"); /* thread */
+		cr_expect_str_eq(row[5], s);   /* cpu */
+		cr_expect_str_eq(row[6], "0"); /* socket */
+		cr_expect_str_eq(row[7], s);   /* core: tiny-2cpu has 2 cores x 1 thread */
+		cr_expect_str_eq(row[8], "0"); /* thread */
 		g_free(s);
-		cr_expect_str_eq(row[8], cpu == 0 ? "11" : "22");
+		cr_expect_str_eq(row[9], cpu == 0 ? "11" : "22");
 		for (unsigned c = 0; c < counters_count(); c++) {
 			char *want = g_strdup_printf("%" G_GUINT64_FORMAT,
 						     counters_get(&rig->r->per_cpu[cpu], c));
@@ -532,6 +533,29 @@ Test(report_per_cpu, header_and_one_row_per_cpu)
 	}
 	g_strfreev(header);
 	g_strfreev(lines);
+	g_string_free(out, TRUE);
+	rig_free(rig);
+}
+
+/* The labels lead the per-CPU rows as they lead the run's row, quoted alike. */
+Test(report_per_cpu, labels_lead)
+{
+	struct rig *rig = rig_new(WORKLOAD, NULL);
+	static const char *const names[] = {"run", "n", NULL};
+	static const char *const values[] = {"3", "a,b", NULL};
+	rig->meta.label_values = values;
+	GString *out = g_string_new(NULL);
+	report_per_cpu_csv(out, &rig->meta, names, rig->r);
+	cr_expect(g_str_has_prefix(out->str, "run,n,topology,workload,policy,seed,clock_ghz,cpu,"),
+		  "%s", out->str);
+	cr_expect(strstr(out->str, "\n3,\"a,b\",tiny-2cpu,report-test,linux-4.5,77,2.000,0,"),
+		  "%s", out->str);
+	cr_expect(strstr(out->str, "\n3,\"a,b\",tiny-2cpu,report-test,linux-4.5,77,2.000,1,"),
+		  "%s", out->str);
+	GString *key = g_string_new(NULL);
+	report_run_key(key, &rig->meta);
+	cr_expect_str_eq(key->str, "3,\"a,b\",tiny-2cpu,report-test,linux-4.5,77,2.000,");
+	g_string_free(key, TRUE);
 	g_string_free(out, TRUE);
 	rig_free(rig);
 }

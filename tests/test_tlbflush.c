@@ -106,6 +106,53 @@ Test(tlbflush, ceiling_33_pages_still_invlpg_34_flush_all)
 	g_free(w34);
 }
 
+/* tlb_flush_events by reason, per CPU, as the kernel's trace_tlb_flush() calls. */
+static uint64_t reasons_sum(const struct counters *c)
+{
+	return c->tlb_flush_task_switch + c->tlb_remote_shootdown + c->tlb_local_shootdown +
+	       c->tlb_local_mm_shootdown + c->tlb_remote_send_ipi + c->tlb_remote_wrong_cpu +
+	       c->tlb_broadcast;
+}
+
+/*
+ * A 4-page munmap: the initiator traces its own flush (local mm shootdown)
+ * and the IPI it sends (remote send IPI), the target its handler's flush
+ * (remote shootdown), none of them full; each CPU's first switch to the mm
+ * writes CR3 with a flush (task switch, full).  At 34 pages the same three
+ * become full flushes.
+ */
+Test(tlbflush, flush_reasons_counted_where_traced)
+{
+	char *w4 = two_cpu_munmap(4, 1, "all", 1);
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w4);
+	cr_assert_eq(CPU(r, 0, tlb_local_mm_shootdown), 1);
+	cr_assert_eq(CPU(r, 0, tlb_remote_send_ipi), 1);
+	cr_assert_eq(CPU(r, 0, tlb_remote_shootdown), 0);
+	cr_assert_eq(CPU(r, 1, tlb_remote_shootdown), 1);
+	cr_assert_eq(CPU(r, 1, tlb_remote_send_ipi), 0);
+	cr_assert_eq(r.result->total.tlb_local_mm_shootdown_full, 0);
+	cr_assert_eq(r.result->total.tlb_remote_send_ipi_full, 0);
+	cr_assert_eq(r.result->total.tlb_remote_shootdown_full, 0);
+	for (unsigned cpu = 0; cpu < 2; cpu++) {
+		cr_assert_eq(r.result->per_cpu[cpu].tlb_flush_task_switch, 1);
+		cr_assert_eq(r.result->per_cpu[cpu].tlb_flush_task_switch_full, 1);
+		cr_assert_eq(reasons_sum(&r.result->per_cpu[cpu]),
+			     r.result->per_cpu[cpu].tlb_flush_events);
+	}
+	support_run_free(&r);
+	g_free(w4);
+
+	char *w34 = two_cpu_munmap(34, 1, "all", 1);
+	r = support_run("tiny-2cpu.json", "linux-4.5", NULL, w34);
+	cr_assert_eq(CPU(r, 0, tlb_local_mm_shootdown_full), 1);
+	cr_assert_eq(CPU(r, 0, tlb_remote_send_ipi_full), 1);
+	cr_assert_eq(CPU(r, 1, tlb_remote_shootdown), 1);
+	cr_assert_eq(CPU(r, 1, tlb_remote_shootdown_full), 1);
+	cr_assert_eq(reasons_sum(&r.result->total), r.result->total.tlb_flush_events);
+	support_run_free(&r);
+	g_free(w34);
+}
+
 Test(tlbflush, ceiling_is_a_knob)
 {
 	const char *const sets[] = {"single_page_flush_ceiling=3", NULL};

@@ -15,6 +15,10 @@ Test(tlbflush_arm64, range_flush_is_one_broadcast_per_page)
 	cr_assert_eq(CPU(r, 0, tlbi_broadcasts), 8);
 	cr_assert_eq(r.result->total.ipis_sent, 0);
 	cr_assert_eq(r.result->total.nr_tlb_remote_flush, 0);
+	/* One tlbsim-only TLB_BROADCAST event for the range, the only reason. */
+	cr_assert_eq(CPU(r, 0, tlb_broadcast), 1);
+	cr_assert_eq(CPU(r, 0, tlb_broadcast_full), 0);
+	cr_assert_eq(r.result->total.tlb_flush_events, r.result->total.tlb_broadcast);
 	/* cpu 1 held the 8 pages in its L1 (4 entries) and STLB (8): all gone. */
 	cr_assert_gt(CPU(r, 1, tlb_entries_invalidated), 0);
 	cr_assert_eq(r.result->total.stale_hits, 0);

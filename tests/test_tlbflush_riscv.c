@@ -19,6 +19,10 @@ Test(tlbflush_riscv, sbi_remote_fence_for_a_range)
 	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush_received), 1);
 	cr_assert_eq(CPU(r, 0, invlpg), 8);
 	cr_assert_eq(CPU(r, 1, invlpg), 8);
+	/* Named as x86 would: the initiator's own flush, the handler's. */
+	cr_assert_eq(CPU(r, 0, tlb_local_mm_shootdown), 1);
+	cr_assert_eq(CPU(r, 1, tlb_remote_shootdown), 1);
+	cr_assert_eq(r.result->total.tlb_flush_events, 2);
 	cr_assert_eq(r.result->total.stale_hits, 0);
 	support_run_free(&r);
 	g_free(w);

@@ -50,3 +50,34 @@ Test(tracepoint, probe_gets_the_arguments_and_none_is_called_without_one)
 	cr_expect_eq(seen.pages, -1);
 	cr_expect_eq(seen.at, 1000);
 }
+
+/* ftrace's spelling of each reason (include/trace/events/tlb.h), what --stat prints. */
+Test(tracepoint, reason_ftrace_names)
+{
+	static const char *const names[] = {
+	    "flush on task switch", "remote shootdown", "local shootdown", "local mm shootdown",
+	    "remote ipi send",      "remote wrong CPU", "broadcast",
+	};
+	for (unsigned r = 0; r < NR_TLB_FLUSH_REASONS; r++)
+		cr_expect_str_eq(tlb_flush_reason_ftrace(r), names[r]);
+}
+
+/* Each reason has two counters of its own, the events and the full flushes,
+ * and together they are the COUNTERS_FLUSH_REASONS list. */
+Test(tracepoint, reason_counters_are_distinct)
+{
+	struct counters c = {0};
+	for (unsigned r = 0; r < NR_TLB_FLUSH_REASONS; r++) {
+		*tlb_flush_reason_counter(&c, r, false) += 1;
+		*tlb_flush_reason_counter(&c, r, true) += 100;
+	}
+	cr_expect_eq(c.tlb_remote_shootdown, 1);
+	cr_expect_eq(c.tlb_remote_shootdown_full, 100);
+	cr_expect_eq(c.tlb_broadcast_full, 100);
+	uint64_t sum = 0;
+#define ADD(name) sum += c.name;
+	COUNTERS_FLUSH_REASONS(ADD)
+#undef ADD
+	cr_expect_eq(sum, NR_TLB_FLUSH_REASONS * 101, "every counter of the list, once");
+	cr_expect_eq(c.tlb_flush_events, 0);
+}

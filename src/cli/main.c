@@ -138,6 +138,13 @@ static int main_sweep(struct options *o, int argc, char **argv)
 		return options_unexpected(o, "tlbsim sweep", argv[1]);
 	if (!options_check_common(o))
 		return EXIT_INPUT;
+	if (o->stat) {
+		/* Blocks of runs done at once would interleave on stderr. */
+		g_printerr("tlbsim sweep: --stat is for single runs; the commands of "
+			   "--emit-commands take it (tlbsim --stat ...), or compare the sweep's "
+			   "CSV rows\n");
+		return EXIT_INPUT;
+	}
 	if (o->emit_commands && o->output && !o->append) {
 		/* Every command writing the same file would keep only the last row. */
 		g_printerr("tlbsim sweep: --emit-commands with --output needs --append (each "

@@ -278,6 +278,8 @@ void options_add_single(GOptionContext *context, struct options *o)
 	const GOptionEntry entries[] = {
 		{"per-cpu", 0, G_OPTION_FLAG_FILENAME, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "Write per-CPU counters as CSV to FILE", "FILE"},
+		{"stat", 0, 0, G_OPTION_ARG_NONE, &o->stat,
+		 "Print the run's counters like perf stat on stderr (also with -q)", NULL},
 		{"label", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->labels,
 		 "Prepend a column NAME holding VALUE (repeatable; what sweep commands use)",
 		 "NAME=VALUE"},
@@ -322,6 +324,8 @@ void options_add_sweep(GOptionContext *context, struct options *o)
 		{"emit-commands", 0, 0, G_OPTION_ARG_NONE, &o->emit_commands,
 		 "Print one tlbsim command per run instead of running (for GNU parallel, Slurm)",
 		 NULL},
+		/* Known, to be refused with a reason (main.c) rather than as unknown. */
+		{"stat", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &o->stat, NULL, NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_option_context_add_main_entries(context, entries, NULL);

@@ -30,11 +30,22 @@ static uint64_t cycles_to_ps(uint64_t cycles, uint64_t mhz)
 	return (uint64_t)((u128)cycles * 1000000 / mhz);
 }
 
+/* The clock in whole MHz: every figure's time base. */
+static uint64_t clock_mhz(const struct report_meta *meta)
+{
+	return (uint64_t)(meta->topo->clock_ghz * 1000 + 0.5);
+}
+
+uint64_t report_cycles_to_ps(const struct report_meta *meta, uint64_t cycles)
+{
+	return cycles_to_ps(cycles, clock_mhz(meta));
+}
+
 static void compute_figures(const struct report_meta *meta, const struct sim_result *r,
 			    struct figures *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->mhz = (uint64_t)(meta->topo->clock_ghz * 1000 + 0.5);
+	f->mhz = clock_mhz(meta);
 	f->phase_ps = cycles_to_ps(r->phase_cycles, f->mhz);
 	f->sim_ps = cycles_to_ps(r->sim_cycles, f->mhz);
 	f->op_count = histogram_count(r->op_cycles);
@@ -273,6 +284,7 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(tlb_flush_all) \
 	X(tlb_entries_invalidated) \
 	X(tlb_flush_events) \
+	COUNTERS_FLUSH_REASONS(X) \
 	X(ipis_sent) \
 	X(ipis_received) \
 	X(irq_ns) \
@@ -357,20 +369,37 @@ void report_csv_row(GString *out, const struct report_meta *meta, const struct s
 	g_string_append_c(out, '\n');
 }
 
-void report_per_cpu_csv(GString *out, const struct report_meta *meta,
-			const struct sim_result *r)
+void report_run_key_header(GString *out, const char *const *label_names)
 {
-	g_string_append(out, "topology,workload,policy,seed,cpu,socket,core,thread,tlb_entries_end");
+	put_labels(out, label_names);
+	g_string_append(out, "topology,workload,policy,seed,clock_ghz,");
+}
+
+void report_run_key(GString *out, const struct report_meta *meta)
+{
+	put_labels(out, meta->label_values);
+	put_text(out, meta->topology);
+	g_string_append_c(out, ',');
+	put_text(out, meta->workload);
+	g_string_append_c(out, ',');
+	put_text(out, meta->policy);
+	g_string_append_printf(out, ",%" G_GUINT64_FORMAT ",", meta->seed);
+	/* The clock the X_ns columns were computed at: MHz as GHz. */
+	put_milli(out, clock_mhz(meta));
+	g_string_append_c(out, ',');
+}
+
+void report_per_cpu_csv(GString *out, const struct report_meta *meta,
+			const char *const *label_names, const struct sim_result *r)
+{
+	report_run_key_header(out, label_names);
+	g_string_append(out, "cpu,socket,core,thread,tlb_entries_end");
 	for (unsigned i = 0; counters_names[i]; i++)
 		g_string_append_printf(out, ",%s", counters_names[i]);
 	g_string_append_c(out, '\n');
 	for (unsigned cpu = 0; cpu < r->nr_cpus; cpu++) {
-		put_text(out, meta->topology);
-		g_string_append_c(out, ',');
-		put_text(out, meta->workload);
-		g_string_append_c(out, ',');
-		put_text(out, meta->policy);
-		g_string_append_printf(out, ",%" G_GUINT64_FORMAT ",%u,%u,%u,%u,%u", meta->seed, cpu,
+		report_run_key(out, meta);
+		g_string_append_printf(out, "%u,%u,%u,%u,%u", cpu,
 				       topology_cpu_socket(meta->topo, cpu),
 				       topology_cpu_core(meta->topo, cpu),
 				       topology_cpu_thread(meta->topo, cpu), r->tlb_occupancy[cpu]);

@@ -6,6 +6,7 @@
 #include "tlbsim/cli/output.h"
 #include "tlbsim/cli/report.h"
 #include "tlbsim/cli/single.h"
+#include "tlbsim/cli/stat.h"
 #include "tlbsim/sim/sim.h"
 #include "tlbsim/util/error.h"
 
@@ -179,7 +180,7 @@ static bool write_outputs(const struct options *o, const struct report_meta *met
 	g_assert(nr_files == 4 && !files[0] && !files[3]);
 	if (o->per_cpu) {
 		GString *per_cpu = g_string_new(NULL);
-		report_per_cpu_csv(per_cpu, meta, result);
+		report_per_cpu_csv(per_cpu, meta, label_names, result);
 		files[0] = prepare_output(o->per_cpu, per_cpu, error);
 		ok = files[0] != NULL;
 		g_string_free(per_cpu, TRUE);
@@ -227,6 +228,22 @@ int single_run(const struct options *o, const struct labels *labels,
 		.trace = o->trace ? trace : NULL,
 		.timeseries_interval_ns = o->timeseries ? (uint64_t)o->interval : 0,
 	};
+	struct report_meta meta = {
+		.topology = inputs.names[INPUT_TOPOLOGY],
+		.workload = inputs.names[INPUT_WORKLOAD],
+		.policy = inputs.names[INPUT_POLICY],
+		.seed = (uint64_t)o->seed,
+		.topo = inputs.topology,
+		.w = inputs.workload,
+		.host_time = o->host_time,
+		.label_values = (const char *const *)labels->values->pdata,
+	};
+	/* The time series' rows start with the run's key, to join its row. */
+	GString *key_header = g_string_new(NULL), *key = g_string_new(NULL);
+	report_run_key_header(key_header, (const char *const *)labels->names->pdata);
+	report_run_key(key, &meta);
+	input.timeseries_key_header = key_header->str;
+	input.timeseries_key = key->str;
 	int code = EXIT_OK;
 	/* Before the run: a path that cannot be written fails in no time. */
 	if ((o->trace && !(files[1] = output_open(o->trace, &error))) ||
@@ -248,17 +265,7 @@ int single_run(const struct options *o, const struct labels *labels,
 		g_error_free(error);
 		goto out_free_outputs;
 	}
-	struct report_meta meta = {
-		.topology = inputs.names[INPUT_TOPOLOGY],
-		.workload = inputs.names[INPUT_WORKLOAD],
-		.policy = inputs.names[INPUT_POLICY],
-		.seed = (uint64_t)o->seed,
-		.topo = inputs.topology,
-		.w = inputs.workload,
-		.host_time = o->host_time,
-		.host_seconds = host_seconds,
-		.label_values = (const char *const *)labels->values->pdata,
-	};
+	meta.host_seconds = host_seconds;
 	bool ok = write_outputs(o, &meta, (const char *const *)labels->names->pdata, result, files,
 				G_N_ELEMENTS(files), &interrupt, &error);
 	if (!ok) {
@@ -273,6 +280,12 @@ int single_run(const struct options *o, const struct labels *labels,
 		}
 		print_stale(result, inputs.topology);
 		print_threads_note(result);
+		if (o->stat) {
+			GString *block = g_string_new(NULL);
+			stat_block(block, &meta, result);
+			g_printerr("%s", block->str);
+			g_string_free(block, TRUE);
+		}
 		if (o->strict && (result->total.stale_hits || result->total.stale_pwc))
 			code = EXIT_STALE;
 	}
@@ -280,6 +293,8 @@ int single_run(const struct options *o, const struct labels *labels,
 out_free_outputs:
 	for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
 		output_free(files[i]);
+	g_string_free(key_header, TRUE);
+	g_string_free(key, TRUE);
 	inputs_clear(&inputs);
 	return code;
 }

@@ -76,6 +76,9 @@ void tlbflush_event(struct kernel *k, struct cpu *cpu, enum tlb_flush_reason rea
 		    uint64_t start, uint64_t end, uint64_t at)
 {
 	cpu->counters.tlb_flush_events++;
+	(*tlb_flush_reason_counter(&cpu->counters, reason, false))++;
+	if (end == FLUSH_ALL)
+		(*tlb_flush_reason_counter(&cpu->counters, reason, true))++;
 	trace_tlb_flush(k, cpu->id, reason,
 			end == FLUSH_ALL ? -1 : (int64_t)((end - start) >> PAGE_SHIFT_4K), at);
 }

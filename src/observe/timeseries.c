@@ -35,6 +35,7 @@ struct timeseries {
 	unsigned nr_cpus;
 	uint64_t interval_ns;
 	FILE *out;
+	char *key;              /* each row's leading columns, "" for none */
 	uint64_t k;             /* the open interval */
 	struct counters *prev;  /* per CPU: what the rows written so far add up to */
 	struct counters *carry; /* per CPU: counted, not yet given to an interval */
@@ -78,7 +79,8 @@ static void open_interval(struct timeseries *ts, uint64_t k)
 }
 
 struct timeseries *timeseries_new(const struct topology *topology, unsigned nr_cpus,
-				  uint64_t interval_ns, FILE *out)
+				  uint64_t interval_ns, const char *key_header, const char *key,
+				  FILE *out)
 {
 	g_assert(interval_ns > 0);
 	struct timeseries *ts = g_new0(struct timeseries, 1);
@@ -86,6 +88,7 @@ struct timeseries *timeseries_new(const struct topology *topology, unsigned nr_c
 	ts->nr_cpus = nr_cpus;
 	ts->interval_ns = interval_ns;
 	ts->out = out;
+	ts->key = g_strdup(key ? key : "");
 	ts->prev = g_new0(struct counters, nr_cpus);
 	ts->carry = g_new0(struct counters, nr_cpus);
 	ts->from = g_new0(uint64_t, nr_cpus);
@@ -93,7 +96,7 @@ struct timeseries *timeseries_new(const struct topology *topology, unsigned nr_c
 	for (unsigned i = 0; i < counters_count(); i++)
 		ts->spread[i] = is_access_counter(i);
 	open_interval(ts, 0);
-	fputs("t_ns,cpu,metric,value\n", out);
+	fprintf(out, "%st_ns,cpu,metric,value\n", key_header ? key_header : "");
 	return ts;
 }
 
@@ -101,6 +104,7 @@ void timeseries_free(struct timeseries *ts)
 {
 	if (!ts)
 		return;
+	g_free(ts->key);
 	g_free(ts->prev);
 	g_free(ts->carry);
 	g_free(ts->from);
@@ -144,8 +148,8 @@ static bool close_interval(struct timeseries *ts, const struct machine *m, uint6
 			prev[i] += part;
 			left = left || carry[i];
 			if (part)
-				fprintf(ts->out, "%" PRIu64 ",%u,%s,%" PRIu64 "\n", t_ns, cpu,
-					counters_names[i], part);
+				fprintf(ts->out, "%s%" PRIu64 ",%u,%s,%" PRIu64 "\n", ts->key, t_ns,
+					cpu, counters_names[i], part);
 		}
 		carrying = carrying || left;
 	}

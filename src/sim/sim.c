@@ -162,7 +162,8 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 	kernel_boot(&k, input->policy, engine, machine);
 	if (input->timeseries_interval_ns)
 		series = timeseries_new(input->topology, machine->nr_cpus,
-					input->timeseries_interval_ns, input->timeseries_out);
+					input->timeseries_interval_ns, input->timeseries_key_header,
+					input->timeseries_key, input->timeseries_out);
 
 	struct interp *ip = interp_new(&k, input->workload, input->workload_file, input->seed,
 				       input->run_ahead, &input->stop, error);

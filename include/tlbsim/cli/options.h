@@ -21,6 +21,7 @@ struct options {
 	gboolean no_header;
 	char *per_cpu;
 	gboolean quiet;
+	gboolean stat; /* perf-stat-like block on stderr (single runs only) */
 	gboolean strict;
 	gboolean host_time;
 	gboolean no_run_ahead;

@@ -28,11 +28,24 @@ struct report_meta {
  * none.  Check each with report_check_label() first. */
 void report_csv_header(GString *out, const char *const *label_names);
 void report_csv_row(GString *out, const struct report_meta *meta, const struct sim_result *r);
-/* Header and one row per CPU. */
+/*
+ * The columns that tie the per-CPU CSV and the time series to the run's row:
+ * the labels (@label_names, as report_csv_header() takes them), topology,
+ * workload, policy, seed, and clock_ghz (the clock the row's X_ns columns
+ * were computed at; those files count cycles).  Each field is followed by
+ * its comma.
+ */
+void report_run_key_header(GString *out, const char *const *label_names);
+void report_run_key(GString *out, const struct report_meta *meta);
+/* Header and one row per CPU: the run key, the CPU's place, its counters. */
 void report_per_cpu_csv(GString *out, const struct report_meta *meta,
-			const struct sim_result *r);
+			const char *const *label_names, const struct sim_result *r);
 /* The workload's summary template filled in (no newline). */
 char *report_summary(const struct report_meta *meta, const struct sim_result *r);
+
+/* @cycles in ps at the run's clock, as the CSV's X_ns columns have them
+ * (in thousandths). */
+uint64_t report_cycles_to_ps(const struct report_meta *meta, uint64_t cycles);
 
 /* Column names in order, NULL-terminated (for docs and tests). */
 const char *const *report_columns(void);

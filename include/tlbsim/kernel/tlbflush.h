@@ -103,7 +103,8 @@ int tlbflush_mm_asid_of(const struct kernel *k, const struct cpu *cpu, const str
 uint64_t lazy_tlb_keep_loaded(struct kernel *k, struct cpu *cpu, uint64_t now);
 /*
  * The kernel's count_vm_tlb_event() + trace_tlb_flush(): one tlb:tlb_flush
- * event of @reason on @cpu, counted in tlb_flush_events and passed to the
+ * event of @reason on @cpu, counted in tlb_flush_events and in the reason's
+ * counter (and its _full one when @end is FLUSH_ALL), and passed to the
  * tracepoint with its "pages": the 4 KiB pages of [start, end), -1 when @end
  * is FLUSH_ALL, 0 for an empty range (start == end: nothing to flush).  @at:
  * when, or TRACE_CURSOR for the start of the CPU's current kernel step.

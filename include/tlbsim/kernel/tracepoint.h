@@ -14,8 +14,10 @@
  * engine's clock (a syscall's local flush, its cross-call's sends and
  * acknowledgements), which is reported whole when it is computed.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include "tlbsim/kernel/kernel.h"
+#include "tlbsim/machine/counters.h"
 
 /*
  * The reasons of the kernel's tlb:tlb_flush tracepoint (enum
@@ -37,6 +39,12 @@ enum tlb_flush_reason {
 
 /* The reason's kernel name, e.g. "TLB_REMOTE_SHOOTDOWN". */
 const char *tlb_flush_reason_name(enum tlb_flush_reason reason);
+/* What ftrace prints for it (TLB_FLUSH_REASON in include/trace/events/tlb.h),
+ * e.g. "remote shootdown"; TLB_BROADCAST, tlbsim's own: "broadcast". */
+const char *tlb_flush_reason_ftrace(enum tlb_flush_reason reason);
+/* @reason's counter in @c (counters.h COUNTERS_FLUSH_REASONS): its events,
+ * or with @full those of them that flushed everything. */
+uint64_t *tlb_flush_reason_counter(struct counters *c, enum tlb_flush_reason reason, bool full);
 
 /*
  * What the kernel calls, on a given machine, the interrupt that carries a

@@ -11,6 +11,28 @@
  */
 #include <stdint.h>
 
+/*
+ * tlb_flush_events by the tracepoint's reason (enum tlb_flush_reason, in its
+ * order), each followed by how many of them flushed everything (pages == -1,
+ * end == FLUSH_ALL).  Their sum is tlb_flush_events.  A list of its own so
+ * the CSV's column table places them with one line too.
+ */
+#define COUNTERS_FLUSH_REASONS(X)                                                              \
+	X(tlb_flush_task_switch)         /* TLB_FLUSH_ON_TASK_SWITCH */                            \
+	X(tlb_flush_task_switch_full)                                                              \
+	X(tlb_remote_shootdown)          /* TLB_REMOTE_SHOOTDOWN: flush_tlb_func on a target */    \
+	X(tlb_remote_shootdown_full)                                                               \
+	X(tlb_local_shootdown)           /* TLB_LOCAL_SHOOTDOWN */                                 \
+	X(tlb_local_shootdown_full)                                                                \
+	X(tlb_local_mm_shootdown)        /* TLB_LOCAL_MM_SHOOTDOWN: the initiator's own */         \
+	X(tlb_local_mm_shootdown_full)                                                             \
+	X(tlb_remote_send_ipi)           /* TLB_REMOTE_SEND_IPI: the initiator, before its IPIs */ \
+	X(tlb_remote_send_ipi_full)                                                                \
+	X(tlb_remote_wrong_cpu)          /* TLB_REMOTE_WRONG_CPU: an IPI for an mm not loaded */   \
+	X(tlb_remote_wrong_cpu_full)                                                               \
+	X(tlb_broadcast)                 /* TLB_BROADCAST: tlbsim's own (TLBI IS, INVLPGB) */      \
+	X(tlb_broadcast_full)
+
 #define COUNTERS_FOREACH(X)                                                                    \
 	X(accesses)                      /* user memory accesses performed */                     \
 	X(tlb_lookups)                   /* translations requested; == accesses */                 \
@@ -34,6 +56,7 @@
 	X(tlb_flush_all)                 /* full flushes executed (CR3 writes with flush), any path */\
 	X(tlb_entries_invalidated)       /* valid TLB entries removed by invalidations */          \
 	X(tlb_flush_events)              /* tlb:tlb_flush tracepoint hits */                       \
+	COUNTERS_FLUSH_REASONS(X)        /* ... by reason, and of them those with pages == -1 */   \
 	X(ipis_sent)                     /* interrupts sent by this CPU */                         \
 	X(ipis_received)                 /* interrupts taken by this CPU */                        \
 	X(irq_cycles)                    /* cycles spent in IPI handlers */                        \

@@ -2,7 +2,7 @@
 #define TLBSIM_TIMESERIES_H
 /*
  * Counters per interval of simulated time, as a long CSV
- * `t_ns,cpu,metric,value`: for each interval (t_ns = its start, a multiple of
+ * `t_ns,cpu,metric,value` (after the run's key columns, if given): for each interval (t_ns = its start, a multiple of
  * the interval), each CPU and each counter of COUNTERS_FOREACH in declaration
  * order, how much the counter grew in that interval.  Rows whose value is 0
  * are left out (a missing row means 0), so a long run with a short interval
@@ -24,9 +24,15 @@
 struct machine;
 struct topology;
 
-/* @topology is borrowed; rows go to @out (borrowed) as intervals close. */
+/*
+ * @topology is borrowed; rows go to @out (borrowed) as intervals close.
+ * @key_header and @key: leading columns of the header and of every row,
+ * each field followed by its comma, e.g. "run,topology," and "3,haswell-i7,"
+ * (the run's key, so that the rows join the run's CSV); NULL: none; copied.
+ */
 struct timeseries *timeseries_new(const struct topology *topology, unsigned nr_cpus,
-				  uint64_t interval_ns, FILE *out);
+				  uint64_t interval_ns, const char *key_header, const char *key,
+				  FILE *out);
 void timeseries_free(struct timeseries *ts);
 
 /* The first cycle after the open interval (>= 1): the engine may run every

@@ -52,6 +52,9 @@ struct sim_input {
 	 * (borrowed) during the run; 0: none.  Neither changes the results. */
 	uint64_t timeseries_interval_ns;
 	FILE *timeseries_out;
+	/* Its leading columns: timeseries_new()'s @key_header, @key (NULL: none). */
+	const char *timeseries_key_header;
+	const char *timeseries_key;
 };
 
 struct sim_result {
