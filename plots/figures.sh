@@ -10,14 +10,16 @@
 #   docs/img/munmap16-replicates.png, .svg     munmap16 over 10 seeds under
 #       linux-4.5 and linux-4.5-smt-dedup, means with 95% intervals
 #       (plots/replicates.sh: 20 runs, the longest part)
-#   docs/img/data/munmap16-replicates.csv, -runs.dat   its tlbsim summarize
-#       table and the runs drawn
+#   docs/img/data/munmap16-replicates-runs.csv, .csv, -runs.dat   its runs,
+#       their tlbsim summarize table and the columns drawn
 # tests/py/test_results.py checks that the shipped data are what the binary
 # gives; the validation figures are plots/report.sh's.
 #
 #   TLBSIM=path           the binary (default build/tlbsim of this tree)
 #   FIGURES_DATA_ONLY=1   only the data, no drawing (no gnuplot needed)
 #   FIGURES_OUT=DIR       write into DIR (DIR/data/...) instead of docs/img
+#   REPLICATES_RUNS=FILE  the replicate runs from FILE instead of 20 new ones
+#                         (tests/py/test_results.py re-runs a sample of them)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)

@@ -5,7 +5,9 @@
 # 95% confidence intervals:
 #   OUT.png, OUT.svg    munmap latency and memory accesses per thread per ms,
 #       mean with its interval per preset, and every seed's run beside it
-#   DATA.csv            the tlbsim summarize table (one row per preset)
+#   DATA-runs.csv       the sweep's CSV, without its tlbsim_version column
+#       (it names the commit)
+#   DATA.csv            the tlbsim summarize table of it (one row per preset)
 #   DATA-runs.dat       the runs drawn, a CSV with a header: preset index, seed,
 #       op_ns_mean, accesses_per_thread_ms, nr_tlb_local_flush_all
 # Seeds matter because munmap16 places its regions as ASLR does (workload's
@@ -18,6 +20,8 @@
 #   REPLICATES_SEEDS=N       seeds per preset (default 10)
 #   REPLICATES_JOBS=N        runs at once (default 2)
 #   REPLICATES_NO_PLOT=1     only the data (no gnuplot needed)
+#   REPLICATES_RUNS=FILE     take the runs from FILE (a DATA-runs.csv) instead
+#                            of running the sweep: the rest is derived from it
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -33,10 +37,17 @@ seeds=${REPLICATES_SEEDS:-10}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-"$tlbsim" sweep -T haswell-i7 -w munmap16 --vary policy=linux-4.5,linux-4.5-smt-dedup \
-	--replicates "$seeds" -j "${REPLICATES_JOBS:-2}" -q -o "$tmp/runs.csv"
+if [ -n "${REPLICATES_RUNS:-}" ]; then
+	cp "$REPLICATES_RUNS" "$tmp/runs.csv"
+else
+	"$tlbsim" sweep -T haswell-i7 -w munmap16 --vary policy=linux-4.5,linux-4.5-smt-dedup \
+		--replicates "$seeds" -j "${REPLICATES_JOBS:-2}" -q -o "$tmp/sweep.csv"
+	awk -F, -v OFS=, '
+	NR == 1 { for (i = 1; i <= NF; i++) if ($i == "tlbsim_version") drop = i }
+	{ line = ""; for (i = 1; i <= NF; i++) if (i != drop) line = line (line == "" ? "" : OFS) $i; print line }
+	' "$tmp/sweep.csv" >"$tmp/runs.csv"
+fi
 "$tlbsim" summarize "$tmp/runs.csv" -o "$tmp/summary.csv"
-# The runs without the version column (it names the commit): the columns drawn.
 awk -F, -v OFS=, '
 NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; print "preset,seed,op_ns_mean,accesses_per_thread_ms,nr_tlb_local_flush_all"; next }
 {
@@ -45,6 +56,7 @@ NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; print "preset,seed,op_ns_mean,a
 	print index_of[p], $col["seed"], $col["op_ns_mean"], $col["accesses_per_thread_ms"], $col["nr_tlb_local_flush_all"]
 }' "$tmp/runs.csv" >"$tmp/runs.dat"
 mkdir -p "$(dirname "$data")"
+cp "$tmp/runs.csv" "$data-runs.csv"
 cp "$tmp/summary.csv" "$data.csv"
 cp "$tmp/runs.dat" "$data-runs.dat"
 [ "${REPLICATES_NO_PLOT:-}" = 1 ] && exit 0

@@ -10,9 +10,11 @@ plots/results/ holds the raw CSVs of every run of docs/validation.md and the dat
   - the report redrawn from the shipped results (--reuse) differs from docs/validation.md,
     README's summary table or the figures' data: they were edited or drawn from other runs.
 
-The same for the timeline figures of README (plots/figures.sh): the time series behind
+The same for the figures of README (plots/figures.sh): the time series behind
 docs/img/munmap16-timeseries.png and the trace behind docs/img/munmap16-speedscope.png are
-shipped in docs/img/data/, and a fresh run must give them again.
+shipped in docs/img/data/, and a fresh run must give them again; the replicate figure's
+20 runs are shipped too: the first seed of each preset is re-run, and the rest of its data
+must follow from the shipped runs.
 
 Usage: TLBSIM=build/tlbsim python3 -B tests/py/test_results.py
 """
@@ -99,10 +101,35 @@ class Results(unittest.TestCase):
                                 f"plots/results/{name} differs from the redrawn one")
 
 
+REPLICATE_RUNS = os.path.join(ROOT, "docs", "img", "data", "munmap16-replicates-runs.csv")
+
+
 class Figures(unittest.TestCase):
+    def test_replicate_runs_come_from_the_binary(self):
+        with open(REPLICATE_RUNS, newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), 20)
+        firsts = {}
+        for row in rows:
+            firsts.setdefault(row["policy"], row)
+        self.assertEqual(sorted(firsts), ["linux-4.5", "linux-4.5-smt-dedup"])
+        for policy, shipped in sorted(firsts.items()):
+            argv = [TLBSIM, "-T", "haswell-i7", "-w", "munmap16", "-p", policy,
+                    "--seed", shipped["seed"], "-q"]
+            p = subprocess.run(argv, capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            got = next(csv.DictReader(p.stdout.splitlines()))
+            for col, value in got.items():
+                if col == "tlbsim_version":  # names the commit: changes with every one
+                    continue
+                self.assertEqual(value, shipped[col],
+                                 f"{' '.join(argv[1:])}: column {col} is {value}, the shipped "
+                                 f"replicate runs say {shipped[col]}: rerun plots/figures.sh")
+
     def test_timeline_figures_data_come_from_the_binary(self):
         with tempfile.TemporaryDirectory(prefix="test_figures.") as d:
-            env = dict(os.environ, TLBSIM=TLBSIM, FIGURES_DATA_ONLY="1", FIGURES_OUT=d)
+            env = dict(os.environ, TLBSIM=TLBSIM, FIGURES_DATA_ONLY="1", FIGURES_OUT=d,
+                       REPLICATES_RUNS=REPLICATE_RUNS)
             p = subprocess.run([os.path.join(ROOT, "plots", "figures.sh")], capture_output=True,
                                text=True, env=env)
             self.assertEqual(p.returncode, 0, p.stderr)
