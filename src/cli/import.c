@@ -746,6 +746,22 @@ static bool perf_line(struct reader *rd, const char *line, unsigned lineno, GErr
 	return true;
 }
 
+/* perf script if the first line that is not blank or a comment is an event. */
+static enum import_format guess_format(const char *text)
+{
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+		char *line = g_strstrip(g_strndup(p, n));
+		bool decides = *line && *line != '#';
+		bool perf = decides && strstr(line, " syscalls:sys_");
+		g_free(line);
+		if (decides)
+			return perf ? IMPORT_PERF : IMPORT_STRACE;
+		p += n + (p[n] == '\n');
+	}
+	return IMPORT_STRACE;
+}
+
 static bool read_lines(struct reader *rd, const char *text, enum import_format format,
 		       GError **error)
 {
@@ -755,8 +771,6 @@ static bool read_lines(struct reader *rd, const char *text, enum import_format f
 		char *line = g_strstrip(lines[i]);
 		if (!*line || *line == '#')
 			continue;
-		if (format == IMPORT_AUTO)
-			format = strstr(line, " syscalls:sys_") ? IMPORT_PERF : IMPORT_STRACE;
 		ok = format == IMPORT_PERF ? perf_line(rd, line, i + 1, error)
 					   : strace_line(rd, line, i + 1, error);
 	}
@@ -895,13 +909,8 @@ char *import_trace(const char *text, const char *file, enum import_format format
 	struct builder b = {.regions = g_array_new(FALSE, FALSE, sizeof(struct region)),
 			    .tasks = g_ptr_array_new_with_free_func(task_free),
 			    .task_of_tid = g_hash_table_new(NULL, NULL)};
-	if (format == IMPORT_AUTO) {
-		const char *p = text + strspn(text, " \t\r\n");
-		format = strstr(p, " syscalls:sys_") &&
-					 strstr(p, " syscalls:sys_") < p + strcspn(p, "\n")
-				 ? IMPORT_PERF
-				 : IMPORT_STRACE;
-	}
+	if (format == IMPORT_AUTO)
+		format = guess_format(text);
 	struct reader rd = {.file = file, .b = &b};
 	rd.pending = g_hash_table_new_full(NULL, NULL, NULL,
 					   format == IMPORT_PERF ? g_free : pending_free);
