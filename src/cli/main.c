@@ -223,7 +223,8 @@ int main(int argc, char **argv)
 		g_option_context_set_summary(
 			context,
 			"Example: tlbsim --topology haswell-i7 --workload munmap16 --policy linux-4.5\n"
-			"Sweeps: tlbsim sweep --help; their replicates: tlbsim summarize --help");
+			"Sweeps: tlbsim sweep --help; their replicates: tlbsim summarize --help;\n"
+			"workloads from syscall traces: tlbsim import --help");
 	}
 	g_option_context_set_description(context, options_help_notes(sweep));
 	GError *error = NULL;
