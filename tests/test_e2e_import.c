@@ -24,7 +24,8 @@ static void import_to(const char *trace, const char *name, const char *out)
 	run_tlbsim(&r, "import", trace, "--name", name, "-o", path, NULL);
 	expect_status(&r, 0);
 	cr_expect_str_empty(r.out, "the workload went to -o");
-	cr_expect(strstr(r.err, "tlbsim import: note: "), "the approximations are noted: %s", r.err);
+	cr_expect(strstr(r.err, "tlbsim import: note: "), "the approximations are noted: %s",
+		  r.err);
 	run_clear(&r);
 	g_free(path);
 }

@@ -50,22 +50,24 @@ static char *program_of(const cJSON *w, int t)
 		g_string_append_printf(s, "%s%s%s%s", s->len ? " " : "",
 				       cJSON_GetObjectItem(op, "op")->valuestring,
 				       region || flag ? ":" : "",
-				       region ? region->valuestring : flag ? flag->valuestring : "");
+				       region ? region->valuestring
+				       : flag ? flag->valuestring
+					      : "");
 	}
 	return g_string_free(s, FALSE);
 }
 
 static const char strace_text[] =
-	"100 10:00:00.000000 brk(NULL)               = 0x5555000\n"
-	"100 10:00:00.000010 mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, "
-	"-1, 0) = 0x7f0000000000\n"
-	"101 10:00:00.000020 mmap(NULL, 16384, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, "
-	"-1, 0 <unfinished ...>\n"
-	"100 10:00:00.000030 madvise(0x7f0000001000, 4096, MADV_DONTNEED) = 0\n"
-	"101 10:00:00.000040 <... mmap resumed>) = 0x7f0000010000\n"
-	"101 10:00:00.000050 mprotect(0x7f0000010000, 16384, PROT_READ) = 0\n"
-	"101 10:00:00.001050 munmap(0x7f0000010000, 16384) = 0\n"
-	"101 10:00:00.001060 +++ exited with 0 +++\n";
+    "100 10:00:00.000000 brk(NULL)               = 0x5555000\n"
+    "100 10:00:00.000010 mmap(NULL, 8192, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, "
+    "-1, 0) = 0x7f0000000000\n"
+    "101 10:00:00.000020 mmap(NULL, 16384, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, "
+    "-1, 0 <unfinished ...>\n"
+    "100 10:00:00.000030 madvise(0x7f0000001000, 4096, MADV_DONTNEED) = 0\n"
+    "101 10:00:00.000040 <... mmap resumed>) = 0x7f0000010000\n"
+    "101 10:00:00.000050 mprotect(0x7f0000010000, 16384, PROT_READ) = 0\n"
+    "101 10:00:00.001050 munmap(0x7f0000010000, 16384) = 0\n"
+    "101 10:00:00.001060 +++ exited with 0 +++\n";
 
 Test(import, strace_calls_become_ops_on_their_regions)
 {
@@ -88,9 +90,8 @@ Test(import, strace_calls_become_ops_on_their_regions)
 			 "1000000 * $cycles_per_us / 1000");
 	cr_expect_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(prog, 4), "write")->valueint, 0);
 	const cJSON *madv = cJSON_GetArrayItem(
-		cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(w, "tasks"), 0),
-				    "program"),
-		2);
+	    cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(w, "tasks"), 0), "program"),
+	    2);
 	cr_expect_eq(cJSON_GetObjectItem(madv, "first")->valueint, 1);
 	cr_expect_eq(cJSON_GetObjectItem(madv, "pages")->valueint, 1);
 	cr_expect_str_eq(cJSON_GetObjectItem(madv, "advice")->valuestring, "dontneed");
@@ -98,7 +99,8 @@ Test(import, strace_calls_become_ops_on_their_regions)
 	cr_expect_str_eq(notes->str, "2 mappings exist from time 0, not from their mmap() (tlbsim "
 				     "lays regions out before the run; that mmap()'s own cost is "
 				     "left out)\n");
-	cr_expect(strstr(cJSON_GetObjectItem(w, "description")->valuestring, "from t.trace (strace)"));
+	cr_expect(
+	    strstr(cJSON_GetObjectItem(w, "description")->valuestring, "from t.trace (strace)"));
 	g_free(p0);
 	g_free(p1);
 	cJSON_Delete(w);
@@ -108,11 +110,11 @@ Test(import, strace_calls_become_ops_on_their_regions)
 Test(import, munmap_then_mmap_at_the_same_address_is_an_mmap_op)
 {
 	const char text[] =
-		"7 1.000000 mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x1000\n"
-		"7 1.000001 munmap(0x1000, 4096) = 0\n"
-		"7 1.000002 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) "
-		"= 0x1000\n"
-		"7 1.000003 munmap(0x1000, 4096) = 0\n";
+	    "7 1.000000 mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x1000\n"
+	    "7 1.000001 munmap(0x1000, 4096) = 0\n"
+	    "7 1.000002 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) "
+	    "= 0x1000\n"
+	    "7 1.000003 munmap(0x1000, 4096) = 0\n";
 	GString *notes = g_string_new(NULL);
 	cJSON *w = import_ok(text, IMPORT_STRACE, notes);
 	char *p = program_of(w, 0);
@@ -128,15 +130,14 @@ Test(import, munmap_then_mmap_at_the_same_address_is_an_mmap_op)
 
 Test(import, approximations_are_counted_and_reported)
 {
-	const char text[] =
-		"1 0.000001 mmap(NULL, 16384, PROT_READ, MAP_PRIVATE, 3, 0) = 0x10000\n"
-		"1 0.000002 munmap(0x10000, 4096) = 0\n"
-		"1 0.000003 munmap(0x11000, 4096) = 0\n"
-		"1 0.000004 mprotect(0x12000, 4096, PROT_NONE) = 0\n"
-		"1 0.000005 munmap(0x900000, 8192) = 0\n"
-		"1 0.000006 madvise(0x10000, 4096, MADV_HUGEPAGE) = 0\n"
-		"1 0.000007 munmap(0x12000, 8192) = 0\n"
-		"1 0.000008 munmap(0x12000, 8192) = -1 EINVAL (Invalid argument)\n";
+	const char text[] = "1 0.000001 mmap(NULL, 16384, PROT_READ, MAP_PRIVATE, 3, 0) = 0x10000\n"
+			    "1 0.000002 munmap(0x10000, 4096) = 0\n"
+			    "1 0.000003 munmap(0x11000, 4096) = 0\n"
+			    "1 0.000004 mprotect(0x12000, 4096, PROT_NONE) = 0\n"
+			    "1 0.000005 munmap(0x900000, 8192) = 0\n"
+			    "1 0.000006 madvise(0x10000, 4096, MADV_HUGEPAGE) = 0\n"
+			    "1 0.000007 munmap(0x12000, 8192) = 0\n"
+			    "1 0.000008 munmap(0x12000, 8192) = -1 EINVAL (Invalid argument)\n";
 	GString *notes = g_string_new(NULL);
 	cJSON *w = import_ok(text, IMPORT_AUTO, notes);
 	char *p = program_of(w, 0);
@@ -145,13 +146,13 @@ Test(import, approximations_are_counted_and_reported)
 			    "access:r0 mprotect:r0 compute access:r1 munmap:r1 compute munmap:r0");
 	const char *simplified = cJSON_GetObjectItem(w, "simplified")->valuestring;
 	static const char *const expected[] = {
-		"1 file mappings became anonymous",
-		"1 calls named addresses no traced mmap() returned",
-		"3 munmap()s of part of a mapping became MADV_DONTNEED",
-		"1 mprotect()s of part of a mapping changed all of it",
-		"1 mprotect(PROT_NONE)s became \"read\"",
-		"1 madvise()s that flush nothing",
-		"1 failed calls were dropped",
+	    "1 file mappings became anonymous",
+	    "1 calls named addresses no traced mmap() returned",
+	    "3 munmap()s of part of a mapping became MADV_DONTNEED",
+	    "1 mprotect()s of part of a mapping changed all of it",
+	    "1 mprotect(PROT_NONE)s became \"read\"",
+	    "1 madvise()s that flush nothing",
+	    "1 failed calls were dropped",
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(expected); i++) {
 		cr_expect(strstr(notes->str, expected[i]), "notes lack \"%s\": %s", expected[i],
@@ -167,11 +168,11 @@ Test(import, approximations_are_counted_and_reported)
 Test(import, a_region_passed_between_threads_is_ordered_by_a_flag)
 {
 	const char text[] =
-		"1 0.000001 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, "
-		"0) = 0x1000\n"
-		"1 0.000002 munmap(0x1000, 4096) = 0\n"
-		"2 0.000003 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, "
-		"0) = 0x1000\n";
+	    "1 0.000001 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, "
+	    "0) = 0x1000\n"
+	    "1 0.000002 munmap(0x1000, 4096) = 0\n"
+	    "2 0.000003 mmap(NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, "
+	    "0) = 0x1000\n";
 	GString *notes = g_string_new(NULL);
 	cJSON *w = import_ok(text, IMPORT_STRACE, notes);
 	char *p0 = program_of(w, 0), *p1 = program_of(w, 1);
@@ -184,22 +185,23 @@ Test(import, a_region_passed_between_threads_is_ordered_by_a_flag)
 }
 
 static const char perf_text[] =
-	"# a comment\n"
-	"  churn 20127 [001] 14543.557179:     syscalls:sys_enter_mmap: addr: 0x00000000, len: "
-	"0x00002000, prot: 0x00000003, flags: 0x00000022, fd: 0xffffffff, off: 0x00000000\n"
-	"  churn 20127 [001] 14543.557196:      syscalls:sys_exit_mmap: 0x7fcd88a81000\n"
-	"  my worker 20127/20130 [000] 14543.557300:  syscalls:sys_enter_madvise: start: "
-	"0x7fcd88a81000, len_in: 0x00001000, behavior: 0x00000015\n"
-	"  churn 20127 [001] 14543.557400: syscalls:sys_enter_brk: brk: 0x00000000\n"
-	"  churn 20127 [001] 14543.557500:   syscalls:sys_enter_munmap: addr: 0x7fcd88a81000, "
-	"len: 0x00002000\n";
+    "# a comment\n"
+    "  churn 20127 [001] 14543.557179:     syscalls:sys_enter_mmap: addr: 0x00000000, len: "
+    "0x00002000, prot: 0x00000003, flags: 0x00000022, fd: 0xffffffff, off: 0x00000000\n"
+    "  churn 20127 [001] 14543.557196:      syscalls:sys_exit_mmap: 0x7fcd88a81000\n"
+    "  my worker 20127/20130 [000] 14543.557300:  syscalls:sys_enter_madvise: start: "
+    "0x7fcd88a81000, len_in: 0x00001000, behavior: 0x00000015\n"
+    "  churn 20127 [001] 14543.557400: syscalls:sys_enter_brk: brk: 0x00000000\n"
+    "  churn 20127 [001] 14543.557500:   syscalls:sys_enter_munmap: addr: 0x7fcd88a81000, "
+    "len: 0x00002000\n";
 
 Test(import, perf_script_enter_and_exit_events)
 {
 	GString *notes = g_string_new(NULL);
 	cJSON *w = import_ok(perf_text, IMPORT_AUTO, notes);
 	const cJSON *tasks = cJSON_GetObjectItem(w, "tasks");
-	cr_assert_eq(cJSON_GetArraySize(tasks), 2, "20127 and 20130 (PID/TID, a comm with a space)");
+	cr_assert_eq(cJSON_GetArraySize(tasks), 2,
+		     "20127 and 20130 (PID/TID, a comm with a space)");
 	/* Tasks in the order of their first op: 20127's mmap is none. */
 	cr_expect_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(tasks, 0), "name")->valuestring,
 			 "tid20130");

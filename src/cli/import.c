@@ -78,24 +78,24 @@ enum approx {
 };
 
 static const char *const approx_text[APPROX_N] = {
-	[APPROX_PREMAPPED] = "mappings exist from time 0, not from their mmap() (tlbsim lays "
-			     "regions out before the run; that mmap()'s own cost is left out)",
-	[APPROX_FILE] = "file mappings became anonymous private regions",
-	[APPROX_UNPLACED] = "calls named addresses no traced mmap() returned (mapped before the "
-			    "trace began): each went to a region of its own of the call's size",
-	[APPROX_PARTIAL_MUNMAP] = "munmap()s of part of a mapping became MADV_DONTNEED of that "
-				  "range (no VMA split); the region is unmapped with its last part",
-	[APPROX_PARTIAL_MPROTECT] = "mprotect()s of part of a mapping changed all of it",
-	[APPROX_PROT_NONE] = "mprotect(PROT_NONE)s became \"read\"",
-	[APPROX_SPANNING] = "calls over several mappings became one op per mapping",
-	[APPROX_FIXED_OVER] = "mmap(MAP_FIXED)s over a mapping were dropped (its region already "
-			      "covers the range)",
-	[APPROX_CAPPED] = "mappings larger than 1 GiB were cut to 1 GiB (ops beyond were dropped)",
-	[APPROX_MADV_FREE] = "MADV_FREEs became MADV_DONTNEED",
-	[APPROX_MADV_OTHER] = "madvise()s that flush nothing (MADV_HUGEPAGE, MADV_WILLNEED, ...) "
-			      "were dropped",
-	[APPROX_FAILED] = "failed calls were dropped",
-	[APPROX_UNFINISHED] = "calls the trace never saw return were dropped",
+    [APPROX_PREMAPPED] = "mappings exist from time 0, not from their mmap() (tlbsim lays "
+			 "regions out before the run; that mmap()'s own cost is left out)",
+    [APPROX_FILE] = "file mappings became anonymous private regions",
+    [APPROX_UNPLACED] = "calls named addresses no traced mmap() returned (mapped before the "
+			"trace began): each went to a region of its own of the call's size",
+    [APPROX_PARTIAL_MUNMAP] = "munmap()s of part of a mapping became MADV_DONTNEED of that "
+			      "range (no VMA split); the region is unmapped with its last part",
+    [APPROX_PARTIAL_MPROTECT] = "mprotect()s of part of a mapping changed all of it",
+    [APPROX_PROT_NONE] = "mprotect(PROT_NONE)s became \"read\"",
+    [APPROX_SPANNING] = "calls over several mappings became one op per mapping",
+    [APPROX_FIXED_OVER] = "mmap(MAP_FIXED)s over a mapping were dropped (its region already "
+			  "covers the range)",
+    [APPROX_CAPPED] = "mappings larger than 1 GiB were cut to 1 GiB (ops beyond were dropped)",
+    [APPROX_MADV_FREE] = "MADV_FREEs became MADV_DONTNEED",
+    [APPROX_MADV_OTHER] = "madvise()s that flush nothing (MADV_HUGEPAGE, MADV_WILLNEED, ...) "
+			  "were dropped",
+    [APPROX_FAILED] = "failed calls were dropped",
+    [APPROX_UNFINISHED] = "calls the trace never saw return were dropped",
 };
 
 struct region {
@@ -195,8 +195,7 @@ static void insert_after(cJSON *array, cJSON *after, cJSON *item)
  * write-protect or map again a region another thread is still using (an
  * address the allocator reuses across threads).
  */
-static cJSON *builder_region_op(struct builder *b, const struct call *c, unsigned i,
-				const char *op)
+static cJSON *builder_region_op(struct builder *b, const struct call *c, unsigned i, const char *op)
 {
 	struct region *r = &g_array_index(b->regions, struct region, i);
 	struct task *t = builder_task(b, c);
@@ -224,8 +223,12 @@ static cJSON *builder_region_op(struct builder *b, const struct call *c, unsigne
 static unsigned builder_new_region(struct builder *b, uint64_t start, uint64_t len, bool none,
 				   unsigned line)
 {
-	struct region r = {.start = start, .size = page_up(len), .mapped = true, .writable = true,
-			   .prot_none = none, .line = line};
+	struct region r = {.start = start,
+			   .size = page_up(len),
+			   .mapped = true,
+			   .writable = true,
+			   .prot_none = none,
+			   .line = line};
 	if (r.size == 0)
 		r.size = PAGE;
 	if (r.size > REGION_MAX_BYTES)
@@ -268,8 +271,8 @@ static void builder_touch(struct builder *b, const struct call *c, unsigned i, u
 	cJSON_AddNumberToObject(o, "cycles", 1);
 }
 
-static void builder_madvise_range(struct builder *b, const struct call *c, unsigned i,
-				  uint64_t lo, uint64_t hi, const char *advice)
+static void builder_madvise_range(struct builder *b, const struct call *c, unsigned i, uint64_t lo,
+				  uint64_t hi, const char *advice)
 {
 	struct region *r = &g_array_index(b->regions, struct region, i);
 	uint64_t first, pages;
@@ -681,7 +684,8 @@ static bool perf_prefix(const char *prefix, unsigned lineno, const char *file, u
 	bool ok = false;
 	unsigned n = words->len;
 	if (n < 2 || !parse_time(words->pdata[n - 1], ns)) {
-		fail_at(error, file, lineno, "\"comm TID [CPU] SECONDS:\" before the event", prefix);
+		fail_at(error, file, lineno, "\"comm TID [CPU] SECONDS:\" before the event",
+			prefix);
 		goto out_free;
 	}
 	const char *id = words->pdata[n - 2];
@@ -798,10 +802,10 @@ static char *describe(const struct builder *b, const char *base, const char *fmt
 static char *simplified(const struct builder *b)
 {
 	GString *s = g_string_new(
-		"The trace records no memory accesses: before each munmap, mprotect and madvise "
-		"the task touches up to 512 pages of the range once (rounds $touch; 0 turns it "
-		"off), writing unless read-only, nothing if PROT_NONE. Gaps include the tracer's "
-		"own overhead. Approximations:");
+	    "The trace records no memory accesses: before each munmap, mprotect and madvise "
+	    "the task touches up to 512 pages of the range once (rounds $touch; 0 turns it "
+	    "off), writing unless read-only, nothing if PROT_NONE. Gaps include the tracer's "
+	    "own overhead. Approximations:");
 	bool any = false;
 	for (int k = 0; k < APPROX_N; k++)
 		if (b->approx[k]) {
@@ -903,8 +907,8 @@ static void task_free(gpointer p)
 	g_free(t);
 }
 
-char *import_trace(const char *text, const char *file, enum import_format format,
-		   const char *name, GString *notes, GError **error)
+char *import_trace(const char *text, const char *file, enum import_format format, const char *name,
+		   GString *notes, GError **error)
 {
 	struct builder b = {.regions = g_array_new(FALSE, FALSE, sizeof(struct region)),
 			    .tasks = g_ptr_array_new_with_free_func(task_free),
@@ -912,8 +916,8 @@ char *import_trace(const char *text, const char *file, enum import_format format
 	if (format == IMPORT_AUTO)
 		format = guess_format(text);
 	struct reader rd = {.file = file, .b = &b};
-	rd.pending = g_hash_table_new_full(NULL, NULL, NULL,
-					   format == IMPORT_PERF ? g_free : pending_free);
+	rd.pending =
+	    g_hash_table_new_full(NULL, NULL, NULL, format == IMPORT_PERF ? g_free : pending_free);
 	char *out = NULL;
 	if (!read_lines(&rd, text, format, error))
 		goto out_free;
@@ -971,32 +975,32 @@ static int import_file(const char *path, enum import_format format, const char *
 }
 
 static const char import_notes[] =
-	"Formats: strace -f -tt -e trace=memory -o T.strace PROGRAM (-ttt too), and\n"
-	"perf script of perf record -e 'syscalls:sys_enter_mmap,syscalls:sys_exit_mmap,\n"
-	"syscalls:sys_enter_munmap,syscalls:sys_enter_mprotect,syscalls:sys_enter_madvise'.\n"
-	"Without --format, the first line decides.  Each approximation the workload\n"
-	"needed is noted on stderr and in its \"simplified\" field (docs/import.md).\n"
-	"\n"
-	"Exit codes: 0 success; 2 usage or input error (nothing is written).\n";
+    "Formats: strace -f -tt -e trace=memory -o T.strace PROGRAM (-ttt too), and\n"
+    "perf script of perf record -e 'syscalls:sys_enter_mmap,syscalls:sys_exit_mmap,\n"
+    "syscalls:sys_enter_munmap,syscalls:sys_enter_mprotect,syscalls:sys_enter_madvise'.\n"
+    "Without --format, the first line decides.  Each approximation the workload\n"
+    "needed is noted on stderr and in its \"simplified\" field (docs/import.md).\n"
+    "\n"
+    "Exit codes: 0 success; 2 usage or input error (nothing is written).\n";
 
 int import_main(int argc, char **argv)
 {
 	char *format = NULL, *name = NULL, *output = NULL;
 	const GOptionEntry entries[] = {
-		{"format", 0, 0, G_OPTION_ARG_STRING, &format, "strace or perf (default: guess)",
-		 "FORMAT"},
-		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-		 "Write the workload here instead of stdout (atomically)", "FILE"},
-		{"name", 0, 0, G_OPTION_ARG_STRING, &name,
-		 "The workload's name (default: the trace's file name up to its first dot)", "NAME"},
-		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	    {"format", 0, 0, G_OPTION_ARG_STRING, &format, "strace or perf (default: guess)",
+	     "FORMAT"},
+	    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
+	     "Write the workload here instead of stdout (atomically)", "FILE"},
+	    {"name", 0, 0, G_OPTION_ARG_STRING, &name,
+	     "The workload's name (default: the trace's file name up to its first dot)", "NAME"},
+	    {NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *context =
-		g_option_context_new("TRACE - a workload file from a recorded memory-syscall trace");
+	    g_option_context_new("TRACE - a workload file from a recorded memory-syscall trace");
 	g_option_context_add_main_entries(context, entries, NULL);
 	g_option_context_set_summary(
-		context, "Example: strace -f -tt -e trace=memory -o t.strace PROGRAM\n"
-			 "         tlbsim import t.strace -o t.json && tlbsim -T haswell-i7 -w t.json");
+	    context, "Example: strace -f -tt -e trace=memory -o t.strace PROGRAM\n"
+		     "         tlbsim import t.strace -o t.json && tlbsim -T haswell-i7 -w t.json");
 	g_option_context_set_description(context, import_notes);
 	GError *error = NULL;
 	int code = EXIT_INPUT;

@@ -15,7 +15,8 @@
 enum import_format {
 	IMPORT_AUTO,   /* guessed from the first line that is not blank */
 	IMPORT_STRACE, /* strace -f -tt -e trace=memory */
-	IMPORT_PERF,   /* perf script of syscalls:sys_enter_{mmap,munmap,mprotect,madvise}, sys_exit_mmap */
+	IMPORT_PERF,   /* perf script of syscalls:sys_enter_{mmap,munmap,mprotect,madvise},
+			  sys_exit_mmap */
 };
 
 /**
@@ -28,8 +29,8 @@ enum import_format {
  * @notes:  gets one line per kind of approximation ("N partial munmaps ...")
  * @error:  TLBSIM_ERROR_PARSE naming FILE:LINE and what was expected
  */
-char *import_trace(const char *text, const char *file, enum import_format format,
-		   const char *name, GString *notes, GError **error);
+char *import_trace(const char *text, const char *file, enum import_format format, const char *name,
+		   GString *notes, GError **error);
 
 /* "tlbsim import [--format strace|perf] TRACE [-o OUT.json] [--name NAME]":
  * @argv[0] is the program.  Exit codes: cli.h. */
