@@ -2,7 +2,8 @@
  * tlbsim import through the binary, on the traces recorded on the
  * development machine (tests/data/import/, docs/import.md): churn.strace
  * (tests/data/import/churn.c, 4 threads), xz.strace (xz -T4 compressing a
- * 2.6 MB file) and churn.perf (churn under perf record).  Their imports
+ * 2.6 MB file), churn.perf (churn under perf record, perf script) and
+ * churn.ptrace (churn under perf trace).  Their imports
  * must equal the shipped workloads byte for byte, so that those cannot
  * drift from the importer, and must run under two presets.
  */
@@ -81,6 +82,14 @@ Test(e2e_import, churn_perf_script_imports_and_runs)
 	g_free(path);
 }
 
+Test(e2e_import, churn_perf_trace_imports_and_runs)
+{
+	import_to(TRACES "churn.ptrace", "churn-ptrace", "ptrace.json");
+	char *path = tmp_path("ptrace.json");
+	expect_runs_under_two_presets(path);
+	g_free(path);
+}
+
 /* A bad line: exit 2, FILE:LINE, and nothing written. */
 Test(e2e_import, bad_trace_fails_with_file_line_and_writes_nothing)
 {
@@ -96,7 +105,7 @@ Test(e2e_import, bad_trace_fails_with_file_line_and_writes_nothing)
 	run_clear(&r);
 	run_tlbsim(&r, "import", trace, "--format", "ltrace", NULL);
 	expect_status(&r, 2);
-	cr_expect(strstr(r.err, "expected strace or perf"), "%s", r.err);
+	cr_expect(strstr(r.err, "expected strace, perf or perf-trace"), "%s", r.err);
 	run_clear(&r);
 	g_free(trace);
 	g_free(out);

@@ -260,3 +260,43 @@ Test(import, unfinished_calls_are_dropped)
 	cJSON_Delete(w);
 	g_string_free(notes, TRUE);
 }
+
+static const char ptrace_text[] =
+    "     0.000 ( 0.034 ms): a b/7 mmap(len: 8192, prot: READ|WRITE, flags: PRIVATE|ANONYMOUS)"
+    "   = 0x7f0000000000\n"
+    "     1.648 ( 0.011 ms): a b/7 mmap(len: 8192, flags: PRIVATE|ANONYMOUS|STACK) = "
+    "0x7f0000100000\n"
+    "     2.000 (         ): a b/8 munmap(addr: 0x7f0000000000, len: 8192)       ...\n"
+    "     2.100 ( 0.030 ms): a b/7 madvise(start: 0x7f0000100000, len_in: 4096, behavior: "
+    "MADV_DONTNEED) = 0\n"
+    "     2.000 ( 0.126 ms): a b/8  ... [continued]: munmap())                = 0\n"
+    "     3.000 ( 0.010 ms): a b/8 mprotect(start: 0x7f0000100000, len: 8192, prot: READ) = -1 "
+    "ENOMEM (Cannot allocate memory)\n";
+
+/* perf trace: milliseconds, "comm/TID" (a comm with a space), zero
+ * arguments left out, a call "..." until its "[continued]" line. */
+Test(import, perf_trace_calls)
+{
+	GString *notes = g_string_new(NULL);
+	cJSON *w = import_ok(ptrace_text, IMPORT_AUTO, notes);
+	const cJSON *tasks = cJSON_GetObjectItem(w, "tasks");
+	cr_assert_eq(cJSON_GetArraySize(tasks), 2);
+	char *p0 = program_of(w, 0), *p1 = program_of(w, 1);
+	/* 7's madvise of its PROT_NONE stack: no touch. */
+	cr_expect_str_eq(p0, "compute madvise:r1");
+	cr_expect_str_eq(p1, "compute access:r0 munmap:r0");
+	const cJSON *gap =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(tasks, 1), "program"), 0);
+	cr_expect_str_eq(cJSON_GetObjectItem(gap, "cycles")->valuestring,
+			 "2000000 * $cycles_per_us / 1000", "2 ms");
+	cr_expect(strstr(notes->str, "1 failed calls were dropped"), "%s", notes->str);
+	cr_expect(strstr(cJSON_GetObjectItem(w, "description")->valuestring, "(perf trace)"));
+	g_free(p0);
+	g_free(p1);
+	cJSON_Delete(w);
+	g_string_free(notes, TRUE);
+	char *m = import_fails("     1.000 ( 0.1 ms): x/1 munmap(addr: zz, len: 1) = 0\n",
+			       IMPORT_PERF_TRACE);
+	cr_expect(strstr(m, "t.trace:1: expected \"key: NUMBER\" arguments"), "%s", m);
+	g_free(m);
+}

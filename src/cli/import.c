@@ -750,17 +750,144 @@ static bool perf_line(struct reader *rd, const char *line, unsigned lineno, GErr
 	return true;
 }
 
-/* perf script if the first line that is not blank or a comment is an event. */
+/* ---- perf trace: "MS ( DUR ms): comm/TID NAME(key: value, ...) = RESULT" ---- */
+
+/* The value of "@key: " in perf trace's argument list, NULL if left out
+ * (perf trace leaves out zero arguments). */
+static char *ptrace_arg(char **args, const char *key)
+{
+	size_t n = strlen(key);
+	for (char **a = args; *a; a++)
+		if (strncmp(*a, key, n) == 0 && strncmp(*a + n, ": ", 2) == 0)
+			return *a + n + 2;
+	return NULL;
+}
+
+static bool ptrace_num(char **args, const char *key, uint64_t *v)
+{
+	const char *s = ptrace_arg(args, key);
+	*v = 0;
+	return !s || parse_u64(s, v);
+}
+
+/* "NAME(ARGS" as perf trace prints it, the arguments by name. */
+static bool ptrace_args(struct call *c, const char *inner, const char *file, GError **error)
+{
+	char **args = g_strsplit(inner, ", ", -1);
+	const char *addr_key =
+	    c->kind == CALL_MPROTECT || c->kind == CALL_MADVISE ? "start" : "addr";
+	const char *len_key = c->kind == CALL_MADVISE ? "len_in" : "len";
+	bool ok = ptrace_num(args, addr_key, &c->addr) && ptrace_num(args, len_key, &c->len);
+	if (ok) {
+		const char *prot = ptrace_arg(args, "prot");
+		const char *flags = ptrace_arg(args, "flags");
+		const char *behavior = ptrace_arg(args, "behavior");
+		c->prot_write = prot && strstr(prot, "WRITE");
+		c->prot_none = !prot || strcmp(prot, "NONE") == 0;
+		c->fixed = flags && strstr(flags, "FIXED");
+		c->anon = flags && strstr(flags, "ANONYMOUS");
+		uint64_t n;
+		if (behavior)
+			c->advice = parse_u64(behavior, &n) ? advice_of_number(n)
+							    : advice_of_name(behavior);
+	}
+	g_strfreev(args);
+	return ok || fail_at(error, file, c->line, "\"key: NUMBER\" arguments", inner);
+}
+
+/* " = RESULT" at the end of @text: the call's result. */
+static bool ptrace_result(struct call *c, const char *text, const char *file, GError **error)
+{
+	const char *eq = g_strrstr(text, " = ");
+	if (!eq)
+		return fail_at(error, file, c->line, "\" = RESULT\" at the end", text);
+	const char *result = eq + 3;
+	c->failed = *result == '-';
+	if (c->kind != CALL_MMAP || c->failed)
+		return true;
+	char *r = g_strndup(result, strcspn(result, " "));
+	bool ok = parse_u64(r, &c->ret);
+	g_free(r);
+	return ok || fail_at(error, file, c->line, "mmap's result address", result);
+}
+
+/* "comm/TID " (comm may hold spaces and slashes): where the call starts. */
+static const char *ptrace_tid(const char *s, unsigned *tid)
+{
+	for (const char *p = strchr(s, '/'); p; p = strchr(p + 1, '/')) {
+		size_t digits = strspn(p + 1, "0123456789");
+		if (digits && p[1 + digits] == ' ') {
+			*tid = (unsigned)g_ascii_strtoull(p + 1, NULL, 10);
+			return p + 1 + digits + strspn(p + 1 + digits, " ");
+		}
+	}
+	return NULL;
+}
+
+static bool ptrace_line(struct reader *rd, const char *line, unsigned lineno, GError **error)
+{
+	const char *close = strstr(line, "): ");
+	char *ms = g_strndup(line, strcspn(line, " ("));
+	struct call c = {.line = lineno};
+	bool ok = close && parse_time(ms, &c.ns);
+	g_free(ms);
+	if (!ok)
+		return fail_at(error, rd->file, lineno, "\"MS ( DURATION ms): comm/TID CALL\"",
+			       line);
+	c.ns /= 1000; /* milliseconds, read as seconds */
+	const char *call = ptrace_tid(close + 3, &c.tid);
+	if (!call)
+		return fail_at(error, rd->file, lineno, "comm/TID", close + 3);
+	gpointer key = GUINT_TO_POINTER(c.tid);
+	if (g_str_has_prefix(call, "... [continued]: ")) {
+		struct call *u = g_hash_table_lookup(rd->pending, key);
+		if (!u)
+			return ok; /* the start of a call we do not read, or before the trace */
+		ok = ptrace_result(u, call, rd->file, error);
+		if (ok)
+			builder_call(rd->b, u);
+		g_hash_table_remove(rd->pending, key);
+		return ok;
+	}
+	const char *open = strchr(call, '(');
+	const char *end = open ? strchr(open, ')') : NULL;
+	if (!end)
+		return fail_at(error, rd->file, lineno, "NAME(ARGUMENTS)", call);
+	char *name = g_strndup(call, (size_t)(open - call));
+	c.kind = call_kind_of(name);
+	g_free(name);
+	if (c.kind == CALL_NONE)
+		return true;
+	char *inner = g_strndup(open + 1, (size_t)(end - open - 1));
+	ok = ptrace_args(&c, inner, rd->file, error);
+	g_free(inner);
+	if (!ok)
+		return false;
+	if (g_str_has_suffix(call, " ...")) { /* the result comes "[continued]" */
+		g_hash_table_replace(rd->pending, key, g_memdup2(&c, sizeof(c)));
+		return true;
+	}
+	ok = ptrace_result(&c, end, rd->file, error);
+	if (ok)
+		builder_call(rd->b, &c);
+	return ok;
+}
+
+/* What the first line that is not blank or a comment looks like: a perf
+ * script event, a perf trace call ("( 0.013 ms): "), else strace. */
 static enum import_format guess_format(const char *text)
 {
 	for (const char *p = text; *p;) {
 		size_t n = strcspn(p, "\n");
 		char *line = g_strstrip(g_strndup(p, n));
 		bool decides = *line && *line != '#';
-		bool perf = decides && strstr(line, " syscalls:sys_");
+		enum import_format f = !decides                         ? IMPORT_AUTO
+				       : strstr(line, " syscalls:sys_") ? IMPORT_PERF
+				       : strstr(line, " ms): ")         ? IMPORT_PERF_TRACE
+									: IMPORT_STRACE;
 		g_free(line);
 		if (decides)
-			return perf ? IMPORT_PERF : IMPORT_STRACE;
+			return f;
 		p += n + (p[n] == '\n');
 	}
 	return IMPORT_STRACE;
@@ -775,8 +902,9 @@ static bool read_lines(struct reader *rd, const char *text, enum import_format f
 		char *line = g_strstrip(lines[i]);
 		if (!*line || *line == '#')
 			continue;
-		ok = format == IMPORT_PERF ? perf_line(rd, line, i + 1, error)
-					   : strace_line(rd, line, i + 1, error);
+		ok = format == IMPORT_PERF         ? perf_line(rd, line, i + 1, error)
+		     : format == IMPORT_PERF_TRACE ? ptrace_line(rd, line, i + 1, error)
+						   : strace_line(rd, line, i + 1, error);
 	}
 	g_strfreev(lines);
 	rd->b->approx[APPROX_UNFINISHED] += g_hash_table_size(rd->pending);
@@ -916,8 +1044,8 @@ char *import_trace(const char *text, const char *file, enum import_format format
 	if (format == IMPORT_AUTO)
 		format = guess_format(text);
 	struct reader rd = {.file = file, .b = &b};
-	rd.pending =
-	    g_hash_table_new_full(NULL, NULL, NULL, format == IMPORT_PERF ? g_free : pending_free);
+	rd.pending = g_hash_table_new_full(NULL, NULL, NULL,
+					   format == IMPORT_STRACE ? pending_free : g_free);
 	char *out = NULL;
 	if (!read_lines(&rd, text, format, error))
 		goto out_free;
@@ -926,7 +1054,10 @@ char *import_trace(const char *text, const char *file, enum import_format format
 			    "%s: no mmap, munmap, mprotect or madvise call in it", file);
 		goto out_free;
 	}
-	out = workload_text(&b, file, format == IMPORT_PERF ? "perf script" : "strace", name);
+	static const char *const format_names[] = {[IMPORT_STRACE] = "strace",
+						   [IMPORT_PERF] = "perf script",
+						   [IMPORT_PERF_TRACE] = "perf trace"};
+	out = workload_text(&b, file, format_names[format], name);
 	for (int k = 0; k < APPROX_N; k++)
 		if (b.approx[k])
 			g_string_append_printf(notes, "%u %s\n", b.approx[k], approx_text[k]);
@@ -987,8 +1118,8 @@ int import_main(int argc, char **argv)
 {
 	char *format = NULL, *name = NULL, *output = NULL;
 	const GOptionEntry entries[] = {
-	    {"format", 0, 0, G_OPTION_ARG_STRING, &format, "strace or perf (default: guess)",
-	     "FORMAT"},
+	    {"format", 0, 0, G_OPTION_ARG_STRING, &format,
+	     "strace, perf (script) or perf-trace (default: guess)", "FORMAT"},
 	    {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
 	     "Write the workload here instead of stdout (atomically)", "FILE"},
 	    {"name", 0, 0, G_OPTION_ARG_STRING, &name,
@@ -1008,14 +1139,18 @@ int import_main(int argc, char **argv)
 	if (!g_option_context_parse(context, &argc, &argv, &error)) {
 		g_printerr("tlbsim import: %s (see tlbsim import --help)\n", error->message);
 		g_error_free(error);
-	} else if (format && strcmp(format, "strace") != 0 && strcmp(format, "perf") != 0) {
-		g_printerr("tlbsim import: unknown --format \"%s\": expected strace or perf\n",
+	} else if (format && strcmp(format, "strace") != 0 && strcmp(format, "perf") != 0 &&
+		   strcmp(format, "perf-trace") != 0) {
+		g_printerr("tlbsim import: unknown --format \"%s\": expected strace, perf or "
+			   "perf-trace\n",
 			   format);
 	} else if (argc != 2) {
 		g_printerr("tlbsim import: give one TRACE file (see tlbsim import --help)\n");
 	} else {
 		if (format)
-			f = strcmp(format, "perf") == 0 ? IMPORT_PERF : IMPORT_STRACE;
+			f = strcmp(format, "perf") == 0         ? IMPORT_PERF
+			    : strcmp(format, "perf-trace") == 0 ? IMPORT_PERF_TRACE
+								: IMPORT_STRACE;
 		code = import_file(argv[1], f, name, output);
 	}
 	g_option_context_free(context);
