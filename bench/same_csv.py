@@ -51,6 +51,8 @@ SHRINK = {
     "tlb_flush2": ["workload.iterations=40", "workload.warmup=4", "workload.threads=4",
                    "workload.pages=16"],
     "tlb_flush3": ["workload.iterations=40", "workload.warmup=4", "workload.threads=4"],
+    "import-churn": ["workload.cycles_per_us=340"],
+    "import-xz": ["workload.cycles_per_us=340"],
 }
 
 # Where each preset is correct (tests/test_presets.c).

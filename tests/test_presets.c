@@ -43,6 +43,10 @@ static const struct {
 	 {"workload.iterations=40", "workload.warmup=4", "workload.threads=4", "workload.pages=16",
 	  NULL}},
 	{"tlb_flush3", {"workload.iterations=40", "workload.warmup=4", "workload.threads=4", NULL}},
+	/* Imported traces (docs/import.md): the gaps between calls ten times
+	 * shorter, the same calls. */
+	{"import-churn", {"workload.cycles_per_us=340", NULL}},
+	{"import-xz", {"workload.cycles_per_us=340", NULL}},
 };
 
 /* The workloads a machine runs in the small matrix. */

@@ -1,7 +1,8 @@
 /*
  * tlbsim command line: parse options, then run once (single.c), run a grid of
  * runs into one CSV (sweep.h), or print the grid's single-run commands
- * (emit.c); "tlbsim summarize" reads such a CSV (summarize.h).  Exit codes:
+ * (emit.c); "tlbsim summarize" reads such a CSV (summarize.h); "tlbsim
+ * import" makes a workload of a syscall trace (import.h).  Exit codes:
  * cli.h.
  */
 #include <locale.h>
@@ -13,6 +14,7 @@
 #include "tlbsim/cli/cli.h"
 #include "tlbsim_commit.h"
 #include "tlbsim/cli/emit.h"
+#include "tlbsim/cli/import.h"
 #include "tlbsim/cli/options.h"
 #include "tlbsim/cli/report.h"
 #include "tlbsim/cli/single.h"
@@ -191,6 +193,12 @@ int main(int argc, char **argv)
 		g_set_prgname("tlbsim summarize");
 		return summarize_main(argc - 1, argv + 1);
 	}
+	if (argc > 1 && strcmp(argv[1], "import") == 0) {
+		/* A trace in, a workload out: its own options, no run. */
+		argv[1] = argv[0];
+		g_set_prgname("tlbsim import");
+		return import_main(argc - 1, argv + 1);
+	}
 	/* "tlbsim sweep ...": drop the word, keep argv[0] for messages. */
 	bool sweep = argc > 1 && strcmp(argv[1], "sweep") == 0;
 	if (sweep) {
@@ -215,7 +223,8 @@ int main(int argc, char **argv)
 		g_option_context_set_summary(
 			context,
 			"Example: tlbsim --topology haswell-i7 --workload munmap16 --policy linux-4.5\n"
-			"Sweeps: tlbsim sweep --help; their replicates: tlbsim summarize --help");
+			"Sweeps: tlbsim sweep --help; their replicates: tlbsim summarize --help;\n"
+			"workloads from syscall traces: tlbsim import --help");
 	}
 	g_option_context_set_description(context, options_help_notes(sweep));
 	GError *error = NULL;
