@@ -1085,3 +1085,25 @@ Test(inputs_extends, reader_errors_name_the_extending_file)
 	g_free(path);
 	scratch_remove(&s);
 }
+
+/* Policies extend the same way: linux-4.19 without PCIDs in three lines. */
+Test(inputs_extends, policy_extends_a_bundled_preset)
+{
+	struct scratch s = {0};
+	char *path = scratch_add(&s, "p.json",
+				 "{\"name\": \"no-pcid\", \"extends\": \"linux-4.19\","
+				 " \"description\": \"4.19 without PCIDs\", \"pcid\": false}");
+	GError *err = NULL;
+	cJSON *json = inputs_load_tree(INPUT_POLICY, path, NULL, &err);
+	cr_assert_not_null(json, "%s", err ? err->message : "?");
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(json, "pcid")));
+	cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(json, "lazy_tlb")->valuestring, "pcid");
+	cJSON_Delete(json);
+	struct inputs in;
+	cr_assert(load("haswell-i7", "munmap16", path, NULL, &in, &err), "%s",
+		  err ? err->message : "?");
+	cr_expect_str_eq(in.names[INPUT_POLICY], "no-pcid");
+	inputs_clear(&in);
+	g_free(path);
+	scratch_remove(&s);
+}
