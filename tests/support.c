@@ -13,7 +13,7 @@ static cJSON *load_json(enum inputs_kind kind, const char *name, char **path_out
 	char *path = g_file_test(local, G_FILE_TEST_IS_REGULAR) ? g_strdup(local)
 								 : inputs_resolve(kind, name, &error);
 	cr_assert_not_null(path, "%s", error ? error->message : "");
-	cJSON *json = config_load_file(path, NULL, &error);
+	cJSON *json = inputs_load_tree(kind, path, NULL, &error);
 	cr_assert_not_null(json, "%s", error ? error->message : "");
 	g_free(local);
 	*path_out = path;

@@ -184,3 +184,37 @@ Test(e2e_errors, time_budget)
 	cr_expect(strstr(r.err, "budget") && strstr(r.err, "--max-sim-ns"), "stderr: %s", r.err);
 	run_clear(&r);
 }
+
+/* A machine that extends haswell-i7: runs with its own numbers and --set on
+ * top, and a key haswell-i7 lacks is refused with the place and a suggestion. */
+Test(e2e_errors, extends_merges_and_refuses_a_key_the_base_lacks)
+{
+	char *good = tmp_path("two.json");
+	cr_assert(g_file_set_contents(good,
+				      "{\"name\": \"two\", \"extends\": \"haswell-i7\","
+				      " \"description\": \"haswell-i7 on two sockets\","
+				      " \"sockets\": 2}",
+				      -1, NULL));
+	struct table t;
+	run_row(&t, good, SMALL, "linux-4.5", "1", NULL);
+	cr_expect_str_eq(table_get(&t, 0, "topology"), "two");
+	cr_expect_eq(table_u64(&t, 0, "cpus"), 16);
+	table_clear(&t);
+	run_row(&t, good, SMALL, "linux-4.5", "1", "--set", "topology.sockets=1", NULL);
+	cr_expect_eq(table_u64(&t, 0, "cpus"), 8, "--set applies to the merged machine");
+	table_clear(&t);
+
+	char *bad = tmp_path("bad.json");
+	cr_assert(g_file_set_contents(bad,
+				      "{\"name\": \"bad\", \"extends\": \"haswell-i7\","
+				      " \"costs\": {\"ipi_latency\": {\"sockett\": 5}}}",
+				      -1, NULL));
+	struct run r;
+	run_tlbsim(&r, "-T", bad, "-w", SMALL, NULL);
+	expect_input_error(&r, "bad.json", "$.costs.ipi_latency",
+			   "the base \"haswell-i7\" has no key \"sockett\"",
+			   "did you mean \"socket\"", NULL);
+	run_clear(&r);
+	g_free(good);
+	g_free(bad);
+}

@@ -866,3 +866,244 @@ Test(inputs_keys, each_is_a_set_key)
 	for (int k = 0; k < NR_INPUT_KINDS; k++)
 		cJSON_Delete(files[k]);
 }
+
+/* ---- "extends" ------------------------------------------------------------------ */
+
+TestSuite(inputs_extends, .init = no_datadir);
+
+/* A temporary folder of topologies written from text. */
+struct scratch {
+	char *root;
+	GPtrArray *files;
+};
+
+static char *scratch_add(struct scratch *s, const char *name, const char *text)
+{
+	GError *err = NULL;
+	if (!s->root) {
+		s->root = g_dir_make_tmp("tlbsim-test-extends-XXXXXX", &err);
+		cr_assert_not_null(s->root, "%s", err != NULL ? err->message : "?");
+		s->files = g_ptr_array_new_with_free_func(g_free);
+	}
+	char *path = g_build_filename(s->root, name, NULL);
+	cr_assert(g_file_set_contents(path, text, -1, &err), "%s", err ? err->message : "?");
+	g_ptr_array_add(s->files, path);
+	return g_strdup(path);
+}
+
+static void scratch_remove(struct scratch *s)
+{
+	for (unsigned i = 0; i < s->files->len; i++)
+		cr_expect_eq(g_remove(g_ptr_array_index(s->files, i)), 0);
+	cr_expect_eq(g_rmdir(s->root), 0);
+	g_ptr_array_free(s->files, TRUE);
+	g_free(s->root);
+}
+
+static cJSON *tree_ok(const char *path)
+{
+	GError *err = NULL;
+	cJSON *json = inputs_load_tree(INPUT_TOPOLOGY, path, NULL, &err);
+	cr_assert_not_null(json, "%s", err != NULL ? err->message : "?");
+	return json;
+}
+
+/* inputs_load_tree() of @path fails with "@path: " @message. */
+static void expect_tree_error(const char *path, const char *message)
+{
+	GError *err = NULL;
+	cJSON *json = inputs_load_tree(INPUT_TOPOLOGY, path, NULL, &err);
+	cr_assert_null(json, "%s loaded", path);
+	char *want = g_strdup_printf("%s: %s", path, message);
+	cr_expect_str_eq(err->message, want);
+	g_free(want);
+	g_error_free(err);
+}
+
+static double number_at(const cJSON *json, const char *a, const char *b, const char *c)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(json, a);
+	if (b)
+		n = cJSON_GetObjectItemCaseSensitive(n, b);
+	if (c)
+		n = cJSON_GetObjectItemCaseSensitive(n, c);
+	if (cJSON_IsObject(n))
+		n = cJSON_GetObjectItemCaseSensitive(n, "value");
+	cr_assert(cJSON_IsNumber(n), "no number at %s.%s.%s", a, b ? b : "", c ? c : "");
+	return n->valuedouble;
+}
+
+/*
+ * The conversion of haswell-i7-smt-thread to "extends" changed nothing: its
+ * merged tree is haswell-i7's but for the keys it gives itself.
+ */
+Test(inputs_extends, smt_thread_is_haswell_but_for_its_own_keys)
+{
+	cJSON *thread =
+	    tree_ok(TLBSIM_SOURCE_DIR "/topologies/haswell-i7-smt-thread.json");
+	GError *err = NULL;
+	cJSON *haswell = config_load_file(HASWELL_PATH, NULL, &err);
+	cr_assert_not_null(haswell);
+	cr_expect_null(cJSON_GetObjectItemCaseSensitive(thread, "extends"));
+	static const char *const own[] = {"name", "description", "comment", "$schema",
+					  "smt_invalidation"};
+	for (unsigned i = 0; i < G_N_ELEMENTS(own); i++) {
+		cJSON_DeleteItemFromObjectCaseSensitive(thread, own[i]);
+		cJSON_DeleteItemFromObjectCaseSensitive(haswell, own[i]);
+	}
+	cr_expect(cJSON_Compare(thread, haswell, true));
+	cJSON_Delete(thread);
+	cJSON_Delete(haswell);
+
+	struct inputs in;
+	cr_assert(load("haswell-i7-smt-thread", "munmap16", "linux-4.5", NULL, &in, &err), "%s",
+		  err ? err->message : "?");
+	cr_expect_str_eq(in.names[INPUT_TOPOLOGY], "haswell-i7-smt-thread");
+	cr_expect_eq(in.topology->smt_invalidation, SMT_INVALIDATE_THREAD);
+	cr_expect(strstr(in.topology->description, "SDM") != NULL);
+	inputs_clear(&in);
+}
+
+/* Objects merge key by key; numbers with a source, scalars and arrays replace whole. */
+Test(inputs_extends, objects_merge_values_replace)
+{
+	struct scratch s = {0};
+	char *path = scratch_add(&s, "m.json",
+				 "{\"name\": \"m\", \"extends\": \"haswell-i7\", \"sockets\": 2,"
+				 " \"costs\": {\"ipi_latency\": {\"smt\": {\"value\": 999}}},"
+				 " \"caches\": {\"levels\": []}}");
+	cJSON *json = tree_ok(path);
+	cr_expect_eq(number_at(json, "sockets", NULL, NULL), 2);
+	cr_expect_eq(number_at(json, "costs", "ipi_latency", "smt"), 999);
+	const cJSON *smt = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(json, "costs"),
+					     "ipi_latency"),
+	    "smt");
+	cr_expect_null(cJSON_GetObjectItemCaseSensitive(smt, "source"),
+		       "the base's source stayed on a new value");
+	cr_expect_eq(number_at(json, "costs", "ipi_latency", "socket"), 1500);
+	cr_expect_eq(number_at(json, "costs", "invlpg", NULL), 113);
+	cr_expect_eq(number_at(json, "caches", "line_bytes", NULL), 64);
+	const cJSON *levels = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(json, "caches"), "levels");
+	cr_expect_eq(cJSON_GetArraySize(levels), 0, "an array replaces the base's whole");
+	cr_expect_null(cJSON_GetObjectItemCaseSensitive(json, "description"),
+		       "the base's description is its own");
+	cr_expect_null(cJSON_GetObjectItemCaseSensitive(json, "extends"));
+	cJSON_Delete(json);
+	g_free(path);
+	scratch_remove(&s);
+}
+
+Test(inputs_extends, key_the_base_lacks_is_refused)
+{
+	struct scratch s = {0};
+	char *path = scratch_add(&s, "m.json",
+				 "{\"name\": \"m\", \"extends\": \"haswell-i7\","
+				 " \"costs\": {\"invlgp\": 1}}");
+	expect_tree_error(path, "$.costs: the base \"haswell-i7\" has no key \"invlgp\" (did "
+				"you mean \"invlpg\"?)");
+	g_free(path);
+	scratch_remove(&s);
+}
+
+Test(inputs_extends, unknown_base_gets_a_suggestion)
+{
+	struct scratch s = {0};
+	char *path = scratch_add(&s, "m.json", "{\"name\": \"m\", \"extends\": \"haswell-i8\"}");
+	expect_tree_error(path,
+			  "$.extends: no topology named \"haswell-i8\" (did you mean \"haswell-i7\"?)");
+	g_free(path);
+	scratch_remove(&s);
+}
+
+/* A chain through a path relative to the extending file, then --set on the merge. */
+Test(inputs_extends, chain_by_path_then_set)
+{
+	struct scratch s = {0};
+	char *b = scratch_add(&s, "b.json",
+			      "{\"name\": \"b\", \"extends\": \"haswell-i7\", \"sockets\": 2,"
+			      " \"description\": \"two sockets\"}");
+	char *a = scratch_add(&s, "a.json",
+			      "{\"name\": \"a\", \"extends\": \"b.json\", \"cores_per_socket\": 8,"
+			      " \"description\": \"two sockets of eight\"}");
+	struct inputs in;
+	GError *err = NULL;
+	cr_assert(load(a, "munmap16", "linux-4.5", NULL, &in, &err), "%s", err ? err->message : "?");
+	cr_expect_str_eq(in.names[INPUT_TOPOLOGY], "a");
+	cr_expect_eq(in.topology->sockets, 2);
+	cr_expect_eq(in.topology->cores_per_socket, 8);
+	cr_expect_eq(in.topology->threads_per_core, 2);
+	inputs_clear(&in);
+	const char *const sets[] = {"topology.sockets=3", NULL};
+	cr_assert(load(a, "munmap16", "linux-4.5", sets, &in, &err), "%s", err ? err->message : "?");
+	cr_expect_eq(in.topology->sockets, 3, "--set applies after the merge");
+	inputs_clear(&in);
+	g_free(a);
+	g_free(b);
+	scratch_remove(&s);
+}
+
+Test(inputs_extends, cycle_is_refused)
+{
+	struct scratch s = {0};
+	char *a = scratch_add(&s, "a.json", "{\"name\": \"a\", \"extends\": \"b.json\"}");
+	char *b = scratch_add(&s, "b.json", "{\"name\": \"b\", \"extends\": \"a.json\"}");
+	GError *err = NULL;
+	cr_assert_null(inputs_load_tree(INPUT_TOPOLOGY, a, NULL, &err));
+	cr_expect(g_str_has_prefix(err->message, a), "%s", err->message);
+	cr_expect(strstr(err->message, "$.extends: a cycle of bases: ") != NULL, "%s",
+		  err->message);
+	g_error_free(err);
+	g_free(a);
+	g_free(b);
+	scratch_remove(&s);
+}
+
+Test(inputs_extends, extends_must_be_a_name)
+{
+	struct scratch s = {0};
+	char *path = scratch_add(&s, "m.json", "{\"name\": \"m\", \"extends\": 3}");
+	expect_tree_error(path, "$.extends: expected the name or path of a base topology");
+	g_free(path);
+	scratch_remove(&s);
+}
+
+/* A value from the base that the reader refuses is reported on the extending file. */
+Test(inputs_extends, reader_errors_name_the_extending_file)
+{
+	struct scratch s = {0};
+	char *path = scratch_add(&s, "m.json",
+				 "{\"name\": \"m\", \"extends\": \"haswell-i7\","
+				 " \"description\": \"one\", \"threads_per_core\": 0}");
+	struct inputs in;
+	GError *err = NULL;
+	cr_assert_not(load(path, "munmap16", "linux-4.5", NULL, &in, &err));
+	cr_expect(g_str_has_prefix(err->message, path), "%s", err->message);
+	cr_expect(strstr(err->message, "$.threads_per_core") != NULL, "%s", err->message);
+	g_error_free(err);
+	g_free(path);
+	scratch_remove(&s);
+}
+
+/* Policies extend the same way: linux-4.19 without PCIDs in three lines. */
+Test(inputs_extends, policy_extends_a_bundled_preset)
+{
+	struct scratch s = {0};
+	char *path = scratch_add(&s, "p.json",
+				 "{\"name\": \"no-pcid\", \"extends\": \"linux-4.19\","
+				 " \"description\": \"4.19 without PCIDs\", \"pcid\": false}");
+	GError *err = NULL;
+	cJSON *json = inputs_load_tree(INPUT_POLICY, path, NULL, &err);
+	cr_assert_not_null(json, "%s", err ? err->message : "?");
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(json, "pcid")));
+	cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(json, "lazy_tlb")->valuestring, "pcid");
+	cJSON_Delete(json);
+	struct inputs in;
+	cr_assert(load("haswell-i7", "munmap16", path, NULL, &in, &err), "%s",
+		  err ? err->message : "?");
+	cr_expect_str_eq(in.names[INPUT_POLICY], "no-pcid");
+	inputs_clear(&in);
+	g_free(path);
+	scratch_remove(&s);
+}

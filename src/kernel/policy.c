@@ -68,6 +68,7 @@ static const char *const policy_keys[] = {
 	"riscv_flush_all_threshold",
 	"arm64_max_tlbi_ops",
 	"sched",
+	"$schema", /* the editor's: docs/schema/policy.schema.json */
 	NULL,
 };
 

@@ -105,6 +105,7 @@ static const char *const top_keys[] = {
     "caches",
     "costs",
     "comment",
+    "$schema", /* the editor's: docs/schema/topology.schema.json */
     NULL,
 };
 static const char *const cpuid_keys[] = {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift",

@@ -211,6 +211,206 @@ static GPtrArray *param_names(const cJSON *params, const char *const *more)
 	return names;
 }
 
+/* A key config_apply_set() can name: letters, digits, '_' and '-'. */
+static bool settable_key(const char *key)
+{
+	return *key && key[strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				  "0123456789_-")] == '\0';
+}
+
+/*
+ * "extends": a file may name a base of its kind and give only what differs.
+ * The merge happens here, on the parsed trees, before --set and before the
+ * kind's reader, which never sees "extends" and validates the merged tree as
+ * if it had been written out in full (its messages name the extending file).
+ *
+ * Rules (docs/inputs.md): objects merge key by key, recursively; arrays,
+ * scalars and sourced numbers ({"value": ..., "source": ...}) replace whole,
+ * so a base's source never stays on a number it was not written for; a key
+ * the base lacks is refused (a typo would otherwise add a key the reader
+ * might ignore or, for optional keys, silently default).  Text for people and
+ * the file's identity ("name", "description", "comment", ... and "$schema" at
+ * the top) are the extending file's own: the base's are dropped.
+ */
+
+/* Depth of an "extends" chain: A extends B extends C is 2. */
+#define EXTENDS_MAX_DEPTH 8
+
+/* The extending file's own at the top level: never inherited, always accepted. */
+static const char *const own_keys[] = {"name",	   "description", "imitates", "simplified",
+				       "comment", "$schema",     NULL};
+
+/*
+ * The file @base (the value of "extends" in @file) names: a name with a '/'
+ * or ending in ".json" is a path, relative to @file's folder; any other is a
+ * bundled name of @kind (not a file in the working directory, so that a
+ * bundled file means the same wherever it is run from).
+ */
+static char *resolve_base(enum inputs_kind kind, const char *file, const char *base,
+			  GError **error)
+{
+	if (strchr(base, '/') || g_str_has_suffix(base, ".json")) {
+		char *dir = g_path_get_dirname(file);
+		char *path = g_path_is_absolute(base) ? g_strdup(base)
+						      : g_build_filename(dir, base, NULL);
+		g_free(dir);
+		char *found = resolve_path(path, error);
+		g_free(path);
+		return found;
+	}
+	char *name = g_strconcat(base, ".json", NULL);
+	char *found = find_bundled(kind, name);
+	if (!found)
+		set_not_found(kind, base, name, error);
+	g_free(name);
+	return found;
+}
+
+/* "PATH.KEY" or "PATH[\"KEY\"]" as config_set_error() writes paths (g_free). */
+static char *member_path(const char *path, const char *key)
+{
+	return settable_key(key) ? g_strdup_printf("%s.%s", path, key)
+				       : g_strdup_printf("%s[\"%s\"]", path, key);
+}
+
+static bool is_sourced(const cJSON *json);
+
+/*
+ * Merge @over (from @file, at JSON @path) into @base (of @base_name), key by
+ * key.  @top: the root, where own_keys are @file's own.
+ */
+static bool merge_object(cJSON *base, const cJSON *over, const char *file, const char *path,
+			 const char *base_name, bool top, GError **error)
+{
+	for (const cJSON *item = over->child; item; item = item->next) {
+		const char *key = item->string;
+		cJSON *old = cJSON_GetObjectItemCaseSensitive(base, key);
+		bool own = (top && g_strv_contains(own_keys, key)) || strcmp(key, "comment") == 0;
+		if (!old && !own) {
+			GPtrArray *names = param_names(base, (const char *const[]){NULL});
+			char *hint = did_you_mean(key, names);
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+				    "%s: %s: the base %s has no key \"%s\"%s", file, path, base_name,
+				    key, hint);
+			g_free(hint);
+			g_ptr_array_free(names, TRUE);
+			return false;
+		}
+		if (old && cJSON_IsObject(old) && cJSON_IsObject(item) && !is_sourced(item) &&
+		    !is_sourced(old)) {
+			char *sub = member_path(path, key);
+			bool ok = merge_object(old, item, file, sub, base_name, false, error);
+			g_free(sub);
+			if (!ok)
+				return false;
+			continue;
+		}
+		cJSON *copy = cJSON_Duplicate(item, true);
+		if (old)
+			cJSON_ReplaceItemInObjectCaseSensitive(base, key, copy);
+		else
+			cJSON_AddItemToObject(base, key, copy);
+	}
+	return true;
+}
+
+/* Drop the base's own keys that @over does not give (it gives the rest in place). */
+static void drop_base_own(cJSON *base, const cJSON *over)
+{
+	for (const char *const *k = own_keys; *k; k++)
+		if (!cJSON_GetObjectItemCaseSensitive(over, *k))
+			cJSON_DeleteItemFromObjectCaseSensitive(base, *k);
+}
+
+static cJSON *load_chain(enum inputs_kind kind, const char *path, const struct stop *stop,
+			 GPtrArray *chain, GError **error);
+
+/*
+ * @json (parsed from @path) with its "extends" resolved: the merged tree, or
+ * @json itself without one.  Takes @json; NULL with an error.
+ */
+static cJSON *extend(enum inputs_kind kind, cJSON *json, const char *path,
+		     const struct stop *stop, GPtrArray *chain, GError **error)
+{
+	const cJSON *extends = cJSON_GetObjectItemCaseSensitive(json, "extends");
+	if (!cJSON_IsObject(json) || !extends)
+		return json;
+	if (!cJSON_IsString(extends) || !*extends->valuestring) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "%s: $.extends: expected the name or path of a base %s", path,
+			    prefixes[kind]);
+		goto out_free_json;
+	}
+	char *base_path = resolve_base(kind, path, extends->valuestring, error);
+	if (!base_path) {
+		g_prefix_error(error, "%s: $.extends: ", path);
+		goto out_free_json;
+	}
+	cJSON *base = load_chain(kind, base_path, stop, chain, error);
+	g_free(base_path);
+	if (!base)
+		goto out_free_json;
+	char *base_name = g_strdup_printf("\"%s\"", extends->valuestring);
+	cJSON_DeleteItemFromObjectCaseSensitive(json, "extends");
+	drop_base_own(base, json);
+	bool ok = merge_object(base, json, path, "$", base_name, true, error);
+	g_free(base_name);
+	cJSON_Delete(json);
+	if (ok)
+		return base;
+	cJSON_Delete(base);
+	return NULL;
+out_free_json:
+	cJSON_Delete(json);
+	return NULL;
+}
+
+/*
+ * Parse @path and resolve its "extends" chain; @chain holds the canonical
+ * paths of the files that extend it, for the depth limit and cycles.
+ */
+static cJSON *load_chain(enum inputs_kind kind, const char *path, const struct stop *stop,
+			 GPtrArray *chain, GError **error)
+{
+	char *canonical = g_canonicalize_filename(path, NULL);
+	for (unsigned i = 0; i < chain->len; i++) {
+		if (strcmp(g_ptr_array_index(chain, i), canonical) == 0) {
+			GString *cycle = g_string_new(NULL);
+			for (unsigned j = i; j < chain->len; j++)
+				g_string_append_printf(cycle, "%s -> ",
+						       (const char *)g_ptr_array_index(chain, j));
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+				    "%s: $.extends: a cycle of bases: %s%s",
+				    (const char *)g_ptr_array_index(chain, 0), cycle->str, canonical);
+			g_string_free(cycle, TRUE);
+			g_free(canonical);
+			return NULL;
+		}
+	}
+	if (chain->len > EXTENDS_MAX_DEPTH) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "%s: $.extends: more than %d bases in a chain",
+			    (const char *)g_ptr_array_index(chain, 0), EXTENDS_MAX_DEPTH);
+		g_free(canonical);
+		return NULL;
+	}
+	g_ptr_array_add(chain, canonical);
+	cJSON *json = config_load_file(path, stop, error);
+	if (json)
+		json = extend(kind, json, path, stop, chain, error);
+	g_ptr_array_remove_index(chain, chain->len - 1);
+	return json;
+}
+
+cJSON *inputs_load_tree(enum inputs_kind kind, const char *path, const struct stop *stop,
+			GError **error)
+{
+	GPtrArray *chain = g_ptr_array_new_with_free_func(g_free);
+	cJSON *json = load_chain(kind, path, stop, chain, error);
+	g_ptr_array_free(chain, TRUE);
+	return json;
+}
+
 /*
  * "workload.params.NAME...": NAME must be a parameter of the file.  A new
  * one would do nothing (every expression of the file names only its own
@@ -426,7 +626,7 @@ static bool read_kind(enum inputs_kind kind, const cJSON *json, struct inputs *i
 static bool load_with(enum inputs_kind kind, const char *const *sets, struct inputs *inputs,
 		      const struct stop *stop, GError **error)
 {
-	cJSON *json = config_load_file(inputs->paths[kind], stop, error);
+	cJSON *json = inputs_load_tree(kind, inputs->paths[kind], stop, error);
 	bool ok = json && apply_sets(kind, json, sets, error) &&
 		  read_kind(kind, json, inputs, stop, error);
 	cJSON_Delete(json);
@@ -555,7 +755,7 @@ static void blame_set(enum inputs_kind kind, const char *const *sets,
 	bool own = alone && strcmp(alone, message) == 0;
 	g_free(alone);
 	g_ptr_array_free(others, TRUE);
-	cJSON *file = own ? NULL : config_load_file(inputs->paths[kind], stop, NULL);
+	cJSON *file = own ? NULL : inputs_load_tree(kind, inputs->paths[kind], stop, NULL);
 	if (!file)
 		return;
 	size_t len = strlen(prefixes[kind]);
@@ -592,7 +792,7 @@ static bool load_kind(const struct inputs_request *request, enum inputs_kind kin
 	inputs->paths[kind] = inputs_resolve(kind, wanted, error);
 	if (!inputs->paths[kind])
 		return false;
-	cJSON *json = config_load_file(inputs->paths[kind], request->stop, error);
+	cJSON *json = inputs_load_tree(kind, inputs->paths[kind], request->stop, error);
 	bool ok = json && apply_sets(kind, json, request->sets, error);
 	if (ok && !read_kind(kind, json, inputs, request->stop, error)) {
 		blame_set(kind, request->sets, inputs, request->stop, error);
@@ -609,12 +809,6 @@ static bool load_kind(const struct inputs_request *request, enum inputs_kind kin
 /* Text for people, not settings: left out of inputs_keys(). */
 static const char *const doc_keys[] = {"comment", "description", "imitates", "simplified", NULL};
 
-/* A key config_apply_set() can name: letters, digits, '_' and '-'. */
-static bool settable_key(const char *key)
-{
-	return *key && key[strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				  "0123456789_-")] == '\0';
-}
 
 /* {"value": N, "source": "..."}: one setting, as --set changes its value. */
 static bool is_sourced(const cJSON *json)
@@ -689,7 +883,7 @@ static cJSON *load_for_keys(enum inputs_kind kind, const char *name, const char 
 	*path = inputs_resolve(kind, name, error);
 	if (!*path)
 		return NULL;
-	cJSON *json = config_load_file(*path, stop, error);
+	cJSON *json = inputs_load_tree(kind, *path, stop, error);
 	if (json && !apply_sets(kind, json, sets, error)) {
 		cJSON_Delete(json);
 		json = NULL;

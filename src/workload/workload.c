@@ -19,7 +19,9 @@
 
 static const char *const workload_keys[] = {"name",    "description", "imitates", "simplified",
 					     "comment", "params",      "processes", "regions",
-					     "tasks",   "report",      NULL};
+					     "tasks",   "report",
+					     "$schema", /* docs/schema/workload.schema.json */
+					     NULL};
 static const char *const region_keys[] = {"name",	 "comment", "process", "size",
 					  "chunks",	 "chunk_size", "page_size", "hugetlb",
 					  "shared",	 "populate", "placement", NULL};

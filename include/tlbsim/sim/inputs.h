@@ -9,6 +9,7 @@
  * Search order for bare names: $TLBSIM_DATADIR, the source tree the binary
  * was built from, the install prefix's share/tlbsim.
  */
+#include <cjson/cJSON.h>
 #include <glib.h>
 #include "tlbsim/kernel/policy.h"
 #include "tlbsim/machine/topology.h"
@@ -72,6 +73,17 @@ char **inputs_keys(const struct inputs_request *request, GError **error);
  * suggestion or the bundled names otherwise.
  */
 char *inputs_resolve(enum inputs_kind kind, const char *name, GError **error);
+/**
+ * inputs_load_tree() - the file at @path of @kind, parsed, its "extends"
+ * chain merged in (docs/inputs.md, "Inheritance"): what the kind's reader
+ * is given, before any --set.  A bundled base is found by name, any other
+ * relative to the extending file.  Errors name the extending file, the
+ * JSON path and the reason: a base that does not resolve, a key the base
+ * lacks ("the base \"haswell-i7\" has no key \"socketz\" (did you mean
+ * ...)"), a cycle, a chain deeper than 8.  cJSON_Delete() the result.
+ */
+cJSON *inputs_load_tree(enum inputs_kind kind, const char *path, const struct stop *stop,
+			GError **error);
 /* Bare names available for @kind, sorted, deduplicated (g_strfreev). */
 char **inputs_list(enum inputs_kind kind);
 /* "topologies", "workloads", "policies" */
