@@ -22,7 +22,8 @@ static void import_to(const char *trace, const char *name, const char *out)
 {
 	struct run r;
 	char *path = tmp_path(out);
-	run_tlbsim(&r, "import", trace, "--name", name, "-o", path, NULL);
+	run_tlbsim(&r, "import", trace, "--name", name, "--schema",
+		   "../docs/schema/workload.schema.json", "-o", path, NULL);
 	expect_status(&r, 0);
 	cr_expect_str_empty(r.out, "the workload went to -o");
 	cr_expect(strstr(r.err, "tlbsim import: note: "), "the approximations are noted: %s",

@@ -1071,8 +1071,25 @@ out_free:
 
 /* ---- the command ---- */
 
+/* @json (import_trace()'s text) with "$schema": @uri as its first key. */
+static char *with_schema(char *json, const char *uri)
+{
+	cJSON *w = cJSON_Parse(json);
+	g_assert(w); /* import_trace() printed it */
+	cJSON *s = cJSON_CreateString(uri);
+	cJSON_AddItemToObject(w, "$schema", s);
+	cJSON_DetachItemViaPointer(w, s);
+	cJSON_InsertItemInArray(w, 0, s);
+	char *printed = cJSON_Print(w);
+	char *text = g_strconcat(printed, "\n", NULL);
+	cJSON_free(printed);
+	cJSON_Delete(w);
+	g_free(json);
+	return text;
+}
+
 static int import_file(const char *path, enum import_format format, const char *name,
-		       const char *output)
+		       const char *schema, const char *output)
 {
 	GError *error = NULL;
 	char *text = NULL;
@@ -1084,6 +1101,8 @@ static int import_file(const char *path, enum import_format format, const char *
 		if (dot)
 			*dot = '\0';
 		json = import_trace(text, path, format, name ? name : base, notes, &error);
+		if (json && schema)
+			json = with_schema(json, schema);
 		g_free(base);
 	}
 	bool ok = json != NULL;
@@ -1116,7 +1135,7 @@ static const char import_notes[] =
 
 int import_main(int argc, char **argv)
 {
-	char *format = NULL, *name = NULL, *output = NULL;
+	char *format = NULL, *name = NULL, *output = NULL, *schema = NULL;
 	const GOptionEntry entries[] = {
 	    {"format", 0, 0, G_OPTION_ARG_STRING, &format,
 	     "strace, perf (script) or perf-trace (default: guess)", "FORMAT"},
@@ -1124,6 +1143,8 @@ int import_main(int argc, char **argv)
 	     "Write the workload here instead of stdout (atomically)", "FILE"},
 	    {"name", 0, 0, G_OPTION_ARG_STRING, &name,
 	     "The workload's name (default: the trace's file name up to its first dot)", "NAME"},
+	    {"schema", 0, 0, G_OPTION_ARG_STRING, &schema,
+	     "Name this JSON Schema in the workload's \"$schema\" (editors check it)", "URI"},
 	    {NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *context =
@@ -1151,11 +1172,12 @@ int import_main(int argc, char **argv)
 			f = strcmp(format, "perf") == 0         ? IMPORT_PERF
 			    : strcmp(format, "perf-trace") == 0 ? IMPORT_PERF_TRACE
 								: IMPORT_STRACE;
-		code = import_file(argv[1], f, name, output);
+		code = import_file(argv[1], f, name, schema, output);
 	}
 	g_option_context_free(context);
 	g_free(format);
 	g_free(name);
+	g_free(schema);
 	g_free(output);
 	return code;
 }
