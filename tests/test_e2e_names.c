@@ -88,8 +88,10 @@ Test(e2e_names, version)
 	run_tlbsim(&r, "--version", NULL);
 	expect_status(&r, 0);
 	/* The commit: 7 hex digits (-dirty when the tree differs), "unknown" outside git. */
-	cr_expect(matches("^tlbsim [0-9]+\\.[0-9]+\\.[0-9]+ \\(([0-9a-f]{7}(-dirty)?|unknown)\\)\n$",
-			  r.out), "stdout: %s", r.out);
+	cr_expect(
+	    matches("^tlbsim [0-9]+\\.[0-9]+\\.[0-9]+ \\(([0-9a-f]{7}(-dirty)?|unknown)\\)\n$",
+		    r.out),
+	    "stdout: %s", r.out);
 	cr_expect_str_eq(r.out, "tlbsim " TLBSIM_VERSION " (" TLBSIM_COMMIT ")\n");
 	run_clear(&r);
 }

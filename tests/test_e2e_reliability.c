@@ -125,10 +125,11 @@ Test(e2e_reliability, sigint_while_a_large_workload_loads)
  */
 Test(e2e_reliability, sigterm_while_pages_are_populated)
 {
-	write_tmp("populate.json",
-		  "{\"name\": \"populate\", \"regions\": [{\"name\": \"r\", \"size\": \"64G\", "
-		  "\"populate\": \"all\"}], \"tasks\": [{\"name\": \"t\", \"program\": [{\"op\": "
-		  "\"access\", \"region\": \"r\", \"pages\": 16, \"rounds\": 1, \"cycles\": 1}]}]}");
+	write_tmp(
+	    "populate.json",
+	    "{\"name\": \"populate\", \"regions\": [{\"name\": \"r\", \"size\": \"64G\", "
+	    "\"populate\": \"all\"}], \"tasks\": [{\"name\": \"t\", \"program\": [{\"op\": "
+	    "\"access\", \"region\": \"r\", \"pages\": 16, \"rounds\": 1, \"cycles\": 1}]}]}");
 	struct child c;
 	child_start(&c, NULL,
 		    (const char *const[]){"-T", TINY, "-w", "populate.json", "-q", "-o", "out.csv",

@@ -237,7 +237,8 @@ Test(e2e_replicates, sweep_errors)
 	expect_sweep_error("--vary", "seed=1..x", NULL, "\"x\" is not a decimal integer");
 	expect_sweep_error("--vary", "workload.tail_ms=1..200000", NULL,
 			   "has more values than a sweep may have runs (100000)");
-	expect_sweep_error("--vary", "seed=1..3", "--seed", "--seed and --vary seed=... both given");
+	expect_sweep_error("--vary", "seed=1..3", "--seed",
+			   "--seed and --vary seed=... both given");
 	expect_sweep_error("--vary", "seed=1..3", "--replicates",
 			   "--replicates and --vary seed both give the seeds");
 	expect_sweep_error("--replicates", "0", NULL, "--replicates takes a positive decimal");

@@ -80,8 +80,10 @@ Test(e2e_robustness, trace_timeseries_per_cpu_into_fifos)
 	     *per_cpu_text = read_fifo(per_cpu);
 	cr_expect(g_str_has_prefix(trace_text, "{\"traceEvents\":["), "%s", trace_text);
 	cr_expect(g_str_has_suffix(trace_text, "}}\n"), "the whole trace came through");
-	cr_expect(g_str_has_prefix(series_text, "topology,workload,policy,seed,clock_ghz,t_ns,cpu,metric,value\n"),
-		  "%s", series_text);
+	cr_expect(
+	    g_str_has_prefix(series_text,
+			     "topology,workload,policy,seed,clock_ghz,t_ns,cpu,metric,value\n"),
+	    "%s", series_text);
 	cr_expect(g_str_has_prefix(per_cpu_text, "topology,"), "%s", per_cpu_text);
 	expect_node("trace.fifo", is_fifo, "FIFO");
 	expect_node("series.fifo", is_fifo, "FIFO");
@@ -109,8 +111,9 @@ Test(e2e_robustness, trace_timeseries_per_cpu_through_symlinks)
 	run_tlbsim(&r, "-T", TINY, "-w", ACCESS_ONLY, "-q", "--trace", "t.json", "--timeseries",
 		   "s.csv", "--interval", "1000", "--per-cpu", "p.csv", NULL);
 	expect_status(&r, 0);
-	const char *const starts[] = {"{\"traceEvents\":[", "topology,workload,policy,seed,clock_ghz,t_ns,cpu,metric,value\n",
-				      "topology,"};
+	const char *const starts[] = {
+	    "{\"traceEvents\":[", "topology,workload,policy,seed,clock_ghz,t_ns,cpu,metric,value\n",
+	    "topology,"};
 	for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
 		expect_node(names[i][0], is_link, "symbolic link");
 		char *text = read_tmp(names[i][1]);

@@ -67,8 +67,9 @@ Test(e2e_timelines, trace_and_timeseries_written_and_csv_unchanged)
 	cr_expect_eq(trace_count(json, "munmap"), SMALL_MUNMAPS);
 	cr_expect_eq(trace_count(json, "thread_name"), 8);
 	char *series = read_tmp("series.csv");
-	cr_expect(g_str_has_prefix(series, "topology,workload,policy,seed,clock_ghz,t_ns,cpu,metric,value\n"), "%.80s",
-		  series);
+	cr_expect(g_str_has_prefix(
+		      series, "topology,workload,policy,seed,clock_ghz,t_ns,cpu,metric,value\n"),
+		  "%.80s", series);
 	cr_expect(strstr(series, ",ipis_received,") != NULL);
 	g_free(series);
 	cJSON_Delete(json);

@@ -132,8 +132,8 @@ Test(histogram, small_values_stay_exact)
 	cr_assert_not(histogram_exact(h));
 	qsort(values, N, sizeof(uint64_t), compare_u64);
 	for (unsigned pct = 1; pct <= 50; pct++)
-		cr_expect_eq(histogram_percentile(h, pct), values[((uint64_t)N * pct + 99) / 100 - 1],
-			     "p%u", pct);
+		cr_expect_eq(histogram_percentile(h, pct),
+			     values[((uint64_t)N * pct + 99) / 100 - 1], "p%u", pct);
 	g_free(values);
 	histogram_free(h);
 }

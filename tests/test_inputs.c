@@ -1011,8 +1011,8 @@ Test(inputs_extends, unknown_base_gets_a_suggestion)
 {
 	struct scratch s = {0};
 	char *path = scratch_add(&s, "m.json", "{\"name\": \"m\", \"extends\": \"haswell-i8\"}");
-	expect_tree_error(path,
-			  "$.extends: no topology named \"haswell-i8\" (did you mean \"haswell-i7\"?)");
+	expect_tree_error(
+	    path, "$.extends: no topology named \"haswell-i8\" (did you mean \"haswell-i7\"?)");
 	g_free(path);
 	scratch_remove(&s);
 }
@@ -1029,14 +1029,16 @@ Test(inputs_extends, chain_by_path_then_set)
 			      " \"description\": \"two sockets of eight\"}");
 	struct inputs in;
 	GError *err = NULL;
-	cr_assert(load(a, "munmap16", "linux-4.5", NULL, &in, &err), "%s", err ? err->message : "?");
+	cr_assert(load(a, "munmap16", "linux-4.5", NULL, &in, &err), "%s",
+		  err ? err->message : "?");
 	cr_expect_str_eq(in.names[INPUT_TOPOLOGY], "a");
 	cr_expect_eq(in.topology->sockets, 2);
 	cr_expect_eq(in.topology->cores_per_socket, 8);
 	cr_expect_eq(in.topology->threads_per_core, 2);
 	inputs_clear(&in);
 	const char *const sets[] = {"topology.sockets=3", NULL};
-	cr_assert(load(a, "munmap16", "linux-4.5", sets, &in, &err), "%s", err ? err->message : "?");
+	cr_assert(load(a, "munmap16", "linux-4.5", sets, &in, &err), "%s",
+		  err ? err->message : "?");
 	cr_expect_eq(in.topology->sockets, 3, "--set applies after the merge");
 	inputs_clear(&in);
 	g_free(a);

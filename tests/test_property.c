@@ -869,8 +869,8 @@ static bool load_case(const struct gen_case *c, struct loaded *l, GString *probl
 	    load_one(c->policy, "policy", &pjson, problems)) {
 		if ((l->policy = policy_from_json(pjson, "policy", &error)) &&
 		    load_one(c->workload, "workload", &wjson, problems)) {
-			l->workload = workload_from_json(wjson, "workload",
-							 topology_nr_cpus(l->topology), NULL, &error);
+			l->workload = workload_from_json(
+			    wjson, "workload", topology_nr_cpus(l->topology), NULL, &error);
 			cJSON_Delete(wjson);
 		}
 		cJSON_Delete(pjson);

@@ -212,7 +212,8 @@ Test(sweep_vary, ranges_expand_in_a_list)
 	struct sweep_grid *grid = grid_of((const char *const[]){
 		"workload.threads=1,2,4..6", "policy.tlb_flushall_shift=-1..1", "topology.x=7..7",
 		NULL});
-	expect_values(sweep_grid_axis(grid, 0), (const char *const[]){"1", "2", "4", "5", "6", NULL});
+	expect_values(sweep_grid_axis(grid, 0),
+		      (const char *const[]){"1", "2", "4", "5", "6", NULL});
 	expect_values(sweep_grid_axis(grid, 1), (const char *const[]){"-1", "0", "1", NULL});
 	expect_values(sweep_grid_axis(grid, 2), (const char *const[]){"7", NULL});
 	cr_expect_eq(sweep_grid_size(grid), 15);
@@ -224,7 +225,8 @@ Test(sweep_vary, dots_that_are_not_ranges)
 {
 	struct sweep_grid *grid = grid_of((const char *const[]){
 		"topology=../a.json,1..b.json", "workload.report.summary=a..b,\"1..2\"", NULL});
-	expect_values(sweep_grid_axis(grid, 0), (const char *const[]){"../a.json", "1..b.json", NULL});
+	expect_values(sweep_grid_axis(grid, 0),
+		      (const char *const[]){"../a.json", "1..b.json", NULL});
 	expect_values(sweep_grid_axis(grid, 1), (const char *const[]){"a..b", "\"1..2\"", NULL});
 	sweep_grid_free(grid);
 }

@@ -226,12 +226,13 @@ Test(timeseries, key_columns_lead_every_row)
 	struct support_outputs outputs = {.interval_ns = 10000, .series_out = out,
 					  .series_key_header = "run,clock_ghz,",
 					  .series_key = "3,1.000,"};
-	struct support_run keyed = support_run_outputs("tiny-2cpu.json", "linux-4.5", NULL, workload,
-						       &outputs);
+	struct support_run keyed =
+	    support_run_outputs("tiny-2cpu.json", "linux-4.5", NULL, workload, &outputs);
 	cr_assert_eq(fclose(out), 0);
 	struct support_run plain;
 	plain_text = series_run("tiny-2cpu.json", 10000, &plain);
-	char **keyed_lines = g_strsplit(text, "\n", -1), **plain_lines = g_strsplit(plain_text, "\n", -1);
+	char **keyed_lines = g_strsplit(text, "\n", -1),
+	     **plain_lines = g_strsplit(plain_text, "\n", -1);
 	cr_assert_eq(g_strv_length(keyed_lines), g_strv_length(plain_lines));
 	cr_assert_gt(g_strv_length(plain_lines), 2);
 	cr_expect_str_eq(keyed_lines[0], "run,clock_ghz,t_ns,cpu,metric,value");

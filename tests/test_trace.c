@@ -624,7 +624,8 @@ Test(trace, slices_tied_until_they_end_keep_recording_order)
 	char *text = traced_run("haswell-i7", "linux-4.5", tiny_workload, &all_events, &run);
 	cJSON *json = parse_trace(text);
 	struct slices s = expect_strict_nesting(json);
-	GArray *begins = g_array_new(FALSE, FALSE, sizeof(int)), *ends = g_array_new(FALSE, FALSE, sizeof(int));
+	GArray *begins = g_array_new(FALSE, FALSE, sizeof(int)),
+	       *ends = g_array_new(FALSE, FALSE, sizeof(int));
 	int64_t last = 0;
 	for (unsigned i = 0; i < s.all->len; i++)
 		last = MAX(last, g_array_index(s.all, struct slice, i).end);

@@ -1208,10 +1208,11 @@ Test(workload, many_names_resolve_through_the_index)
 				       i);
 	g_string_append(text, "], \"tasks\": [{\"name\": \"t\", \"program\": [");
 	for (int i = 0; i < N; i++)
-		g_string_append_printf(text,
-				       "%s{\"op\": \"munmap\", \"region\": \"r%d\"}, "
-				       "{\"op\": \"set_flag\", \"flag\": \"f%d\", \"value\": \"$p%d\"}",
-				       i ? ", " : "", N - 1 - i, i, i);
+		g_string_append_printf(
+		    text,
+		    "%s{\"op\": \"munmap\", \"region\": \"r%d\"}, "
+		    "{\"op\": \"set_flag\", \"flag\": \"f%d\", \"value\": \"$p%d\"}",
+		    i ? ", " : "", N - 1 - i, i, i);
 	g_string_append(text, "]}]}");
 	struct workload *w = load_ok(text->str);
 	cr_expect_eq(w->nr_regions, N);

@@ -68,8 +68,8 @@ static int run_sweep(const struct options *o, const struct sweep_grid *grid)
 		goto out_free;
 	}
 	struct stop stop = stop_from_now(&interrupted, 0);
-	struct output_file *csv = cli_csv_output(o->output, o->append,
-						 o->no_header ? NULL : header->str, rows->str, &error);
+	struct output_file *csv = cli_csv_output(
+	    o->output, o->append, o->no_header ? NULL : header->str, rows->str, &error);
 	bool ok = csv && output_commit_all(&csv, 1, &stop, &error);
 	output_free(csv);
 	if (!ok) {

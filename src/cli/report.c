@@ -81,8 +81,7 @@ static void put_u64(GString *out, uint64_t v)
 	g_string_append_printf(out, "%" G_GUINT64_FORMAT, v);
 }
 
-/* A field is quoted only if it needs to be (RFC 4180). */
-static void put_text(GString *out, const char *s)
+void report_csv_field(GString *out, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r")) {
 		g_string_append(out, s);
@@ -115,15 +114,15 @@ COUNTERS_FOREACH(COUNTER_COLUMN)
 
 static void col_topology(GString *out, const struct column_ctx *c)
 {
-	put_text(out, c->meta->topology);
+	report_csv_field(out, c->meta->topology);
 }
 static void col_workload(GString *out, const struct column_ctx *c)
 {
-	put_text(out, c->meta->workload);
+	report_csv_field(out, c->meta->workload);
 }
 static void col_policy(GString *out, const struct column_ctx *c)
 {
-	put_text(out, c->meta->policy);
+	report_csv_field(out, c->meta->policy);
 }
 static void col_seed(GString *out, const struct column_ctx *c)
 {
@@ -153,7 +152,7 @@ static void col_phase_ns(GString *out, const struct column_ctx *c)
 }
 static void col_op(GString *out, const struct column_ctx *c)
 {
-	put_text(out, c->meta->w->report_op < NR_OP_KINDS ? workload_op_name(c->meta->w->report_op)
+	report_csv_field(out, c->meta->w->report_op < NR_OP_KINDS ? workload_op_name(c->meta->w->report_op)
 							  : "");
 }
 static void col_op_count(GString *out, const struct column_ctx *c)
@@ -339,7 +338,7 @@ bool report_check_label(const char *name, GError **error)
 static void put_labels(GString *out, const char *const *labels)
 {
 	for (const char *const *l = labels; l && *l; l++) {
-		put_text(out, *l);
+		report_csv_field(out, *l);
 		g_string_append_c(out, ',');
 	}
 }
@@ -378,11 +377,11 @@ void report_run_key_header(GString *out, const char *const *label_names)
 void report_run_key(GString *out, const struct report_meta *meta)
 {
 	put_labels(out, meta->label_values);
-	put_text(out, meta->topology);
+	report_csv_field(out, meta->topology);
 	g_string_append_c(out, ',');
-	put_text(out, meta->workload);
+	report_csv_field(out, meta->workload);
 	g_string_append_c(out, ',');
-	put_text(out, meta->policy);
+	report_csv_field(out, meta->policy);
 	g_string_append_printf(out, ",%" G_GUINT64_FORMAT ",", meta->seed);
 	/* The clock the X_ns columns were computed at: MHz as GHz. */
 	put_milli(out, clock_mhz(meta));

@@ -23,6 +23,7 @@
 #include "tlbsim/cli/cli.h"
 #include "tlbsim/cli/summarize.h"
 #include "tlbsim/cli/output.h"
+#include "tlbsim/cli/report.h"
 #include "tlbsim/util/config.h"
 #include "tlbsim/util/error.h"
 
@@ -378,7 +379,8 @@ static GPtrArray *group_rows(const struct csv *c, const GArray *by)
 				g->key[j] = row[g_array_index(by, unsigned, j)];
 			g->key[by->len] = NULL;
 			g->rows = g_array_new(FALSE, FALSE, sizeof(unsigned));
-			g_hash_table_insert(index, g_strdup(key->str), GUINT_TO_POINTER(groups->len));
+			g_hash_table_insert(index, g_strdup(key->str),
+					    GUINT_TO_POINTER(groups->len));
 			g_ptr_array_add(groups, g);
 		}
 		g_array_append_val(g->rows, r);
@@ -391,22 +393,6 @@ static GPtrArray *group_rows(const struct csv *c, const GArray *by)
 /* --------------------------------------------------------------------------
  * Writing the summary
  * ------------------------------------------------------------------------ */
-
-/* A field, quoted as report.c quotes them. */
-static void put_field(GString *out, const char *s)
-{
-	if (!strpbrk(s, ",\"\n\r")) {
-		g_string_append(out, s);
-		return;
-	}
-	g_string_append_c(out, '"');
-	for (const char *p = s; *p; p++) {
-		if (*p == '"')
-			g_string_append_c(out, '"');
-		g_string_append_c(out, *p);
-	}
-	g_string_append_c(out, '"');
-}
 
 /* ",%.10g", or "," alone for NAN (no value). */
 static void put_number(GString *out, double x)
@@ -425,7 +411,7 @@ static void put_header(GString *out, const struct csv *c, const GArray *by,
 		       const enum role *roles)
 {
 	for (unsigned j = 0; j < by->len; j++) {
-		put_field(out, c->header[g_array_index(by, unsigned, j)]);
+		report_csv_field(out, c->header[g_array_index(by, unsigned, j)]);
 		g_string_append_c(out, ',');
 	}
 	g_string_append(out, "n");
@@ -433,7 +419,7 @@ static void put_header(GString *out, const struct csv *c, const GArray *by,
 		for (size_t k = 0; roles[col] == ROLE_STATS && k < G_N_ELEMENTS(stat_names); k++) {
 			char *stat = g_strconcat(c->header[col], "_", stat_names[k], NULL);
 			g_string_append_c(out, ',');
-			put_field(out, stat);
+			report_csv_field(out, stat);
 			g_free(stat);
 		}
 	}
@@ -444,7 +430,7 @@ static void put_group(GString *out, const struct csv *c, const struct group *g,
 		      const enum role *roles)
 {
 	for (char **k = g->key; *k; k++) {
-		put_field(out, *k);
+		report_csv_field(out, *k);
 		g_string_append_c(out, ',');
 	}
 	g_string_append_printf(out, "%u", g->rows->len);
@@ -453,7 +439,8 @@ static void put_group(GString *out, const struct csv *c, const struct group *g,
 		if (roles[col] != ROLE_STATS)
 			continue;
 		for (unsigned i = 0; i < g->rows->len; i++) {
-			char **row = g_ptr_array_index(c->rows, g_array_index(g->rows, unsigned, i));
+			char **row =
+			    g_ptr_array_index(c->rows, g_array_index(g->rows, unsigned, i));
 			parse_number(row[col], &x[i]); /* checked by column_roles() */
 		}
 		struct summarize_stats s;
@@ -484,11 +471,12 @@ static void check_text(GString *notes, const struct csv *c, const GPtrArray *gro
 				first = row[col];
 			}
 			if (differs) {
-				g_string_append_printf(notes,
-						       "column \"%s\" differs within group %u (of "
-						       "%u rows) and is left out; add it to --by to "
-						       "keep its values apart\n",
-						       c->header[col], gi + 1, g->rows->len);
+				g_string_append_printf(
+				    notes,
+				    "column \"%s\" differs within group %u (of "
+				    "%u rows) and is left out; add it to --by to "
+				    "keep its values apart\n",
+				    c->header[col], gi + 1, g->rows->len);
 				break;
 			}
 		}

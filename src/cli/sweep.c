@@ -354,8 +354,8 @@ bool sweep_grid_add(struct sweep_grid *grid, const char *arg, GError **error)
 		goto out_free;
 	/* "workload.params.threads" and "workload.threads" are one key. */
 	char *what = g_strconcat("--vary ", arg, NULL);
-	bool ok = add_axis(grid, what, key, inputs_set_key(key, strlen(key)), file_kind, seed, values,
-			   error);
+	bool ok = add_axis(grid, what, key, inputs_set_key(key, strlen(key)), file_kind, seed,
+			   values, error);
 	g_free(what);
 	return ok;
 

@@ -197,7 +197,8 @@ static void cut_and_pass(struct trace *t, const struct record *r, uint32_t cell)
 			break;
 		if (h->start > cur) {
 			if (held)
-				pass_piece(t, r, cell, from, to - from, SHAPE_SPAN, piece++, FLOW_NONE);
+				pass_piece(t, r, cell, from, to - from, SHAPE_SPAN, piece++,
+					   FLOW_NONE);
 			from = cur;
 			to = h->start;
 			held = true;

@@ -304,7 +304,8 @@ static void item_release(struct writer *w, uint32_t id)
 static void queue_lines(struct writer *w, uint32_t id)
 {
 	struct item *it = item_at(w, id);
-	heap_push(w, w->heap, line_cmp, (struct line){.ts = it->ts, .item = id, .kind = LINE_BEGIN});
+	heap_push(w, w->heap, line_cmp,
+		  (struct line){.ts = it->ts, .item = id, .kind = LINE_BEGIN});
 	it->refs++;
 	w->pending++;
 	if (it->ph != 'X')
@@ -343,7 +344,8 @@ uint32_t writer_item_new(struct writer *w, const struct item_init *init)
 		return id;
 	}
 	item_at(w, id)->refs = 2; /* the stream's, and its begin's */
-	heap_push(w, w->open, open_cmp, (struct line){.ts = init->ts, .item = id, .kind = LINE_BEGIN});
+	heap_push(w, w->open, open_cmp,
+		  (struct line){.ts = init->ts, .item = id, .kind = LINE_BEGIN});
 	w->pending++;
 	return id;
 }
@@ -403,10 +405,10 @@ static void put_us(GString *s, uint64_t ns)
 static void put_head(const struct writer *w, GString *s, const struct item *it, char ph,
 		     uint64_t ts)
 {
-	g_string_append_printf(s, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"%c\",\"pid\":1,\"tid\":%u",
-			       (const char *)g_ptr_array_index(w->t->names, it->name),
-			       category_names[it->category], ph,
-			       it->cpu == GLOBAL_TRACK ? 0u : it->cpu + 1u);
+	g_string_append_printf(
+	    s, ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"%c\",\"pid\":1,\"tid\":%u",
+	    (const char *)g_ptr_array_index(w->t->names, it->name), category_names[it->category],
+	    ph, it->cpu == GLOBAL_TRACK ? 0u : it->cpu + 1u);
 	put_us(s, ts);
 }
 
@@ -428,8 +430,9 @@ static void put_args(const struct writer *w, GString *s, const struct args *a)
 		g_string_append_printf(s, ",\"args\":{\"pages\":%" PRId64 "}", (int64_t)a->a);
 		return;
 	case ARGS_COUNTER:
-		g_string_append_printf(s, ",\"args\":{\"entries\":%" PRIu64 ",\"page_walks\":%" PRIu64
-				       "}", a->a, a->b);
+		g_string_append_printf(
+		    s, ",\"args\":{\"entries\":%" PRIu64 ",\"page_walks\":%" PRIu64 "}", a->a,
+		    a->b);
 		return;
 	case ARGS_SWITCH:
 		g_string_append_printf(s, ",\"args\":{\"prev\":\"%s\",\"next\":\"%s\"}",
@@ -835,7 +838,8 @@ static bool write_step(struct writer *w)
 static int end_cmp(gconstpointer a, gconstpointer b, gpointer data)
 {
 	const struct writer *w = data;
-	const struct item *x = item_at(w, *(const uint32_t *)a), *y = item_at(w, *(const uint32_t *)b);
+	const struct item *x = item_at(w, *(const uint32_t *)a),
+			  *y = item_at(w, *(const uint32_t *)b);
 	if (x->ts != y->ts)
 		return x->ts > y->ts ? -1 : 1;
 	return 0;
@@ -872,7 +876,7 @@ static void cut(struct writer *w, uint64_t at)
 		bool known = true;
 		g_array_set_size(group, 0);
 		for (; j < ending->len && item_at(w, g_array_index(ending, uint32_t, j))->ts ==
-						  item_at(w, g_array_index(ending, uint32_t, i))->ts;
+					      item_at(w, g_array_index(ending, uint32_t, i))->ts;
 		     j++) {
 			struct line l = {.ts = at, .item = g_array_index(ending, uint32_t, j),
 					 .kind = LINE_END};
@@ -928,8 +932,10 @@ static void write_metadata(struct writer *w)
 					  "\"tid\":%u,\"args\":{\"name\":\"cpu %u (socket %u core "
 					  "%u thread %u)\"}}",
 				       cpu + 1, cpu, mc->socket, mc->core, mc->thread);
-		g_string_append_printf(s, ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,"
-					  "\"tid\":%u,\"args\":{\"sort_index\":%u}}", cpu + 1, cpu);
+		g_string_append_printf(s,
+				       ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,"
+				       "\"tid\":%u,\"args\":{\"sort_index\":%u}}",
+				       cpu + 1, cpu);
 	}
 	emit(w, s->str, s->len);
 }

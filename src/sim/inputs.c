@@ -290,8 +290,8 @@ static bool merge_object(cJSON *base, const cJSON *over, const char *file, const
 			GPtrArray *names = param_names(base, (const char *const[]){NULL});
 			char *hint = did_you_mean(key, names);
 			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-				    "%s: %s: the base %s has no key \"%s\"%s", file, path, base_name,
-				    key, hint);
+				    "%s: %s: the base %s has no key \"%s\"%s", file, path,
+				    base_name, key, hint);
 			g_free(hint);
 			g_ptr_array_free(names, TRUE);
 			return false;
@@ -381,7 +381,8 @@ static cJSON *load_chain(enum inputs_kind kind, const char *path, const struct s
 						       (const char *)g_ptr_array_index(chain, j));
 			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
 				    "%s: $.extends: a cycle of bases: %s%s",
-				    (const char *)g_ptr_array_index(chain, 0), cycle->str, canonical);
+				    (const char *)g_ptr_array_index(chain, 0), cycle->str,
+				    canonical);
 			g_string_free(cycle, TRUE);
 			g_free(canonical);
 			return NULL;
@@ -614,8 +615,8 @@ static bool read_kind(enum inputs_kind kind, const cJSON *json, struct inputs *i
 		return inputs->policy && policy_check_topology(inputs->policy, inputs->topology,
 								error);
 	case INPUT_WORKLOAD:
-		inputs->workload = workload_from_json(json, file, topology_nr_cpus(inputs->topology),
-						      stop, error);
+		inputs->workload =
+		    workload_from_json(json, file, topology_nr_cpus(inputs->topology), stop, error);
 		return inputs->workload != NULL;
 	default:
 		g_assert_not_reached();

@@ -344,11 +344,12 @@ static void interp_run(struct kernel *k, struct task *task, struct cpu *cpu, uin
 			ts->still_at = local;
 			ts->still_ops = 0;
 		} else if (++ts->still_ops == OPS_AT_ONE_TIME) {
-			interp_fail(ip, ts, op,
-				    "%" G_GUINT64_FORMAT " ops in a row without simulated time "
-				    "passing: a loop whose body takes no time never ends (give it a "
-				    "compute, a sleep or an access)",
-				    OPS_AT_ONE_TIME);
+			interp_fail(
+			    ip, ts, op,
+			    "%" G_GUINT64_FORMAT " ops in a row without simulated time "
+			    "passing: a loop whose body takes no time never ends (give it a "
+			    "compute, a sleep or an access)",
+			    OPS_AT_ONE_TIME);
 			return;
 		}
 		enum step step = exec_op(k, ts, cpu, op, &local, now);

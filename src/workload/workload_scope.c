@@ -190,7 +190,8 @@ bool workload_find_name(const struct config_node *node, const char *key, char *c
 		return true;
 	}
 	struct config_node child = config_child(node, key);
-	const char *hint = names && *names ? config_suggest(name, (const char *const *)names) : NULL;
+	const char *hint =
+	    names && *names ? config_suggest(name, (const char *const *)names) : NULL;
 	config_set_error(error, &child, "no %s named \"%s\"%s%s%s", what, name,
 			 hint ? " (did you mean \"" : "", hint ? hint : "", hint ? "\"?)" : "");
 	g_free(name);

@@ -26,6 +26,8 @@ struct report_meta {
 
 /* @label_names: leading columns before the run's own, NULL-terminated; NULL:
  * none.  Check each with report_check_label() first. */
+/* Appends @s as one CSV field, quoted only if it needs to be (RFC 4180). */
+void report_csv_field(GString *out, const char *s);
 void report_csv_header(GString *out, const char *const *label_names);
 void report_csv_row(GString *out, const struct report_meta *meta, const struct sim_result *r);
 /*

@@ -2,11 +2,11 @@
 #define TLBSIM_TIMESERIES_H
 /*
  * Counters per interval of simulated time, as a long CSV
- * `t_ns,cpu,metric,value` (after the run's key columns, if given): for each interval (t_ns = its start, a multiple of
- * the interval), each CPU and each counter of COUNTERS_FOREACH in declaration
- * order, how much the counter grew in that interval.  Rows whose value is 0
- * are left out (a missing row means 0), so a long run with a short interval
- * stays small.  Summed over intervals and CPUs, each counter gives the run's
+ * `t_ns,cpu,metric,value` (after the run's key columns, if given): for each
+ * interval (t_ns = its start, a multiple of the interval), each CPU and each
+ * counter of COUNTERS_FOREACH in declaration order, how much the counter grew
+ * in that interval.  Rows whose value is 0 are left out (a missing row means
+ * 0), so a long run with a short interval stays small.  Summed over intervals and CPUs, each counter gives the run's
  * total.
  *
  * The runner reads the counters when simulated time reaches a boundary: it
