@@ -1070,3 +1070,126 @@ Test(config_file, stop_during_a_parse_on_a_thread)
 	g_unlink(path);
 	g_free(path);
 }
+
+/* --------------------------------------------------------------------------
+ * Times in cycles (config_get_cycles())
+ * ------------------------------------------------------------------------ */
+
+/* config_get_cycles() of {"t": @value} at @khz in [0, @max]; asserts success. */
+static uint64_t cycles_of(const char *value, uint64_t khz, uint64_t max)
+{
+	cJSON *json;
+	GError *err = NULL;
+	char *text = g_strdup_printf("{\"t\": %s}", value);
+	struct config_node root = root_of(text, &json);
+	uint64_t v = 0;
+	cr_assert(config_get_cycles(&root, "t", true, 0, max, khz, &v, &err), "%s: %s", value,
+		  err != NULL ? err->message : "?");
+	cJSON_Delete(json);
+	g_free(text);
+	return v;
+}
+
+/* config_get_cycles() of {"t": @value} at @khz in [@min, @max] fails with @message. */
+static void check_cycles_error(const char *value, uint64_t khz, uint64_t min, uint64_t max,
+			       const char *message)
+{
+	cJSON *json;
+	GError *err = NULL;
+	char *text = g_strdup_printf("{\"t\": %s}", value);
+	struct config_node root = root_of(text, &json);
+	uint64_t v = 5;
+	cr_expect_not(config_get_cycles(&root, "t", true, min, max, khz, &v, &err), "%s", value);
+	cr_expect_eq(v, 5, "output changed on error");
+	check_error(&err, TLBSIM_ERROR_INVALID, message);
+	cJSON_Delete(json);
+	g_free(text);
+}
+
+Test(config_cycles, numbers_are_cycles)
+{
+	cr_expect_eq(cycles_of("1500", 3400000, 1000000000), 1500);
+	cr_expect_eq(cycles_of("{\"value\": 1500, \"source\": \"x\"}", 3400000, 1000000000), 1500);
+	cr_expect_eq(cycles_of("\"2000cycles\"", 3400000, 1000000000), 2000);
+	cr_expect_eq(cycles_of("\"2000 cycles\"", 3400000, 1000000000), 2000);
+	/* Whole cycles may carry a zero fraction. */
+	cr_expect_eq(cycles_of("\"7.00cycles\"", 3400000, 1000000000), 7);
+}
+
+Test(config_cycles, units_convert_at_the_clock)
+{
+	cr_expect_eq(cycles_of("\"350ns\"", 3400000, 1000000000), 1190);
+	cr_expect_eq(cycles_of("\"350 ns\"", 3400000, 1000000000), 1190);
+	cr_expect_eq(cycles_of("\"1.5us\"", 3400000, 1000000000), 5100);
+	cr_expect_eq(cycles_of("\"2ms\"", 3400000, 1000000000), 6800000);
+	cr_expect_eq(cycles_of("\"0ns\"", 3400000, 1000000000), 0);
+	/* 1.848 GHz: 100 ns = 184.8 cycles -> 185; 0.25 us = 462. */
+	cr_expect_eq(cycles_of("\"100ns\"", 1848000, 1000000000), 185);
+	cr_expect_eq(cycles_of("\"0.25us\"", 1848000, 1000000000), 462);
+	cr_expect_eq(cycles_of("{\"value\": \"350ns\", \"source\": \"x\"}", 3400000, 1000000000),
+		     1190);
+	/* Decimals are exact, not binary fractions: 0.1 us at 3 GHz is 300, not 299. */
+	cr_expect_eq(cycles_of("\"0.1us\"", 3000000, 1000000000), 300);
+	cr_expect_eq(cycles_of("\"0.000000001ms\"", 1000000, 1000000000), 0);
+}
+
+Test(config_cycles, rounds_to_nearest_half_up)
+{
+	/* 2.5 GHz: 1 ns = 2.5 -> 3; 0.2 ns = 0.5 -> 1; 0.1 ns = 0.25 -> 0; 0.3 ns = 0.75 -> 1. */
+	cr_expect_eq(cycles_of("\"1ns\"", 2500000, 1000000000), 3);
+	cr_expect_eq(cycles_of("\"0.2ns\"", 2500000, 1000000000), 1);
+	cr_expect_eq(cycles_of("\"0.1ns\"", 2500000, 1000000000), 0);
+	cr_expect_eq(cycles_of("\"0.3ns\"", 2500000, 1000000000), 1);
+	/* Just under a half rounds down: 0.19999 ns = 0.499975 cycles. */
+	cr_expect_eq(cycles_of("\"0.19999ns\"", 2500000, 1000000000), 0);
+}
+
+Test(config_cycles, errors_name_path_and_what_was_expected)
+{
+	const char *expected = "expected an integer in [0, 1000] (cycles) or a time string such "
+			       "as \"350ns\" (digits, an optional fraction, then cycles, ns, us "
+			       "or ms), got ";
+	char *m;
+
+	check_cycles_error("\"350ns\"", 3400000, 0, 1000,
+			   "t.json: $.t: \"350ns\" = 1190 cycles at 3400 MHz: above the limit of "
+			   "1000 cycles");
+	check_cycles_error("{\"value\": \"1ns\", \"source\": \"x\"}", 2500500, 5, 1000,
+			   "t.json: $.t.value: \"1ns\" = 3 cycles at 2500.5 MHz: below the "
+			   "minimum of 5 cycles");
+	check_cycles_error("\"2000cycles\"", 3400000, 0, 1000,
+			   "t.json: $.t: \"2000cycles\" = 2000 cycles: above the limit of 1000 "
+			   "cycles");
+	check_cycles_error("\"350xs\"", 3400000, 0, 1000,
+			   "t.json: $.t: unknown unit \"xs\": expected cycles, ns, us or ms (did "
+			   "you mean \"ns\"?)");
+	m = g_strconcat("t.json: $.t: a time cannot be negative: ", expected, "\"-350ns\"", NULL);
+	check_cycles_error("\"-350ns\"", 3400000, 0, 1000, m);
+	g_free(m);
+	m = g_strconcat("t.json: $.t: no unit: ", expected, "\"350\"", NULL);
+	check_cycles_error("\"350\"", 3400000, 0, 1000, m);
+	g_free(m);
+	m = g_strconcat("t.json: $.t: not a time: ", expected, "\"ns\"", NULL);
+	check_cycles_error("\"ns\"", 3400000, 0, 1000, m);
+	g_free(m);
+	m = g_strconcat("t.json: $.t: not a time: ", expected, "\"1.ns\"", NULL);
+	check_cycles_error("\"1.ns\"", 3400000, 0, 1000, m);
+	g_free(m);
+	m = g_strconcat("t.json: $.t: a number of cycles is whole: ", expected, "\"1.5cycles\"",
+			NULL);
+	check_cycles_error("\"1.5cycles\"", 3400000, 0, 1000, m);
+	g_free(m);
+	m = g_strconcat("t.json: $.t: more than 19 significant digits: ", expected,
+			"\"0.12345678901234567890ns\"", NULL);
+	check_cycles_error("\"0.12345678901234567890ns\"", 3400000, 0, 1000, m);
+	g_free(m);
+	/* Too large for 64 bits once converted: the exact figure is still shown. */
+	check_cycles_error("\"9999999999999999999ms\"", 10000000, 0, 1000,
+			   "t.json: $.t: \"9999999999999999999ms\" = 99999999999999999990000000 "
+			   "cycles at 10000 MHz: above the limit of 1000 cycles");
+	/* Plain numbers keep config_get_u64()'s message. */
+	check_cycles_error("-5", 3400000, 0, 1000,
+			   "t.json: $.t: expected an integer in [0, 1000], got -5");
+	check_cycles_error("true", 3400000, 0, 1000,
+			   "t.json: $.t: expected an integer in [0, 1000], got true (a boolean)");
+}

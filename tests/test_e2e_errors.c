@@ -218,3 +218,28 @@ Test(e2e_errors, extends_merges_and_refuses_a_key_the_base_lacks)
 	g_free(good);
 	g_free(bad);
 }
+
+/* A time with a unit (a string to --set: "350ns" is not JSON) gives the CSV
+ * of its cycles (350 ns at 3.4 GHz = 1190); a bad one names the place. */
+Test(e2e_errors, set_time_with_unit_runs_as_its_cycles)
+{
+	struct run cycles, ns;
+	run_tlbsim(&cycles, "-T", "haswell-i7", "-w", SMALL, "--seed", "1", "--set",
+		   "topology.costs.ipi_latency.socket=1190", NULL);
+	expect_status(&cycles, 0);
+	run_tlbsim(&ns, "-T", "haswell-i7", "-w", SMALL, "--seed", "1", "--set",
+		   "topology.costs.ipi_latency.socket=350ns", NULL);
+	expect_status(&ns, 0);
+	cr_expect_str_eq(ns.out, cycles.out);
+	run_clear(&cycles);
+	run_clear(&ns);
+
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--set",
+		   "topology.costs.ipi_latency.socket=1000ms", NULL);
+	expect_input_error(&r, "haswell-i7.json", "$.costs.ipi_latency.socket.value",
+			   "\"1000ms\" = 3400000000 cycles at 3400 MHz: above the limit of "
+			   "1000000000 cycles",
+			   NULL);
+	run_clear(&r);
+}

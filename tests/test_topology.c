@@ -968,6 +968,42 @@ Test(topology_validate, set_through_sourced_value)
 	cJSON_Delete(json);
 }
 
+/* Times in cycles may carry a unit: converted once, at clock_ghz (3.4 on haswell-i7). */
+Test(topology_validate, times_with_units)
+{
+	GError *err = NULL;
+	cJSON *json = load_json(HASWELL);
+	static const char *const sets[][2] = {
+	    {"costs.ipi_latency.socket", "350ns"}, /* a sourced number: its "value" */
+	    {"costs.invlpg", "0.1us"},
+	    {"costs.line_transfer.remote", "\"2000cycles\""},
+	    {"tlbs[0].hit_cycles", "1 cycles"},
+	    {"caches.memory_cycles", "{\"value\": \"60ns\", \"source\": \"test\"}"},
+	    {"caches.levels[0].hit_cycles", "1.3ns"},
+	};
+	for (unsigned i = 0; i < G_N_ELEMENTS(sets); i++)
+		cr_assert(config_apply_set(json, sets[i][0], sets[i][1], &err), "%s", sets[i][0]);
+	struct topology *t = topology_from_json(json, "haswell-i7.json", &err);
+	cr_assert_not_null(t, "%s", err != NULL ? err->message : "?");
+	cr_expect_eq(t->costs.ipi_latency[DIST_SOCKET], 1190);
+	cr_expect_eq(t->costs.invlpg, 340);
+	cr_expect_eq(t->costs.line_transfer[DIST_REMOTE], 2000);
+	cr_expect_eq(t->tlbs[0].hit_cycles, 1);
+	cr_expect_eq(t->memory_cycles, 204);
+	cr_expect_eq(t->caches[0].hit_cycles, 4, "4.42 cycles round to 4");
+	topology_free(t);
+	cJSON_Delete(json);
+
+	/* tiny-2cpu.json runs at 1 GHz. */
+	check_set_refused("costs.ipi_latency.socket", "1s",
+			  "$.costs.ipi_latency.socket: unknown unit \"s\": expected cycles, ns, "
+			  "us or ms (did you mean \"ns\"?)");
+	check_set_refused("costs.invlpg", "1000.0000005ms",
+			  "$.costs.invlpg: \"1000.0000005ms\" = 1000000001 cycles at 1000 MHz: "
+			  "above the limit of 1000000000 cycles");
+	check_set_accepted("costs.invlpg", "1000.0000004ms");
+}
+
 Test(topology_validate, free_null)
 {
 	topology_free(NULL);

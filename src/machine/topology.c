@@ -2,7 +2,9 @@
  * Machine descriptions (topologies/<name>.json): parse, validate, and the
  * CPU numbering and distance helpers.
  *
- * The file (every number may be plain or {"value": N, "source": "..."}):
+ * The file (every number may be plain or {"value": N, "source": "..."}; a time
+ * in cycles -- "*_cycles" and every member of "costs" -- may also be a string
+ * with a unit, "350ns", converted at clock_ghz: get_cost()):
  *   { "name", "description", "sockets", "cores_per_socket", "threads_per_core",
  *     "clock_ghz", "hw_asids", "page_walkers", "smt_invalidation": "core" | "thread",
  *     "cpuid": {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift"},
@@ -248,6 +250,19 @@ static bool get_nonempty_string(const struct config_node *node, const char *key,
 	return true;
 }
 
+/*
+ * A time in cycles: a number of cycles, or a string with a unit ("350ns")
+ * converted at the clock (config_get_cycles()).  parse_shape() reads the
+ * clock before any section that has costs.
+ */
+static bool get_cost(const struct config_node *node, const char *key, const struct topology *t,
+		     uint64_t *out, GError **error)
+{
+	/* The clock to the nearest kHz: exact for up to 6 decimals of clock_ghz. */
+	uint64_t clock_khz = (uint64_t)(t->clock_ghz * 1e6 + 0.5);
+	return config_get_cycles(node, key, true, 0, MAX_COST_CYCLES, clock_khz, out, error);
+}
+
 /* ----------------------------------------------------------------------------
  * Sections
  * ------------------------------------------------------------------------- */
@@ -385,7 +400,8 @@ static bool parse_page_sizes(const struct config_node *tlb, unsigned *mask, GErr
 	return true;
 }
 
-static bool parse_tlb(const struct config_node *node, struct topology_tlb *tlb, GError **error)
+static bool parse_tlb(const struct config_node *node, const struct topology *t,
+		      struct topology_tlb *tlb, GError **error)
 {
 	struct config_node ways;
 
@@ -406,8 +422,7 @@ static bool parse_tlb(const struct config_node *node, struct topology_tlb *tlb, 
 	    !config_get_bool(node, "per_core", true, &tlb->per_core, error) ||
 	    !config_get_enum(node, "replacement", true, tlb_replacement_names, &replacement,
 			     error) ||
-	    !config_get_u64(node, "hit_cycles", true, 0, MAX_COST_CYCLES, &tlb->hit_cycles,
-			    error))
+	    !get_cost(node, "hit_cycles", t, &tlb->hit_cycles, error))
 		return false;
 	tlb->geometry.replacement = (enum tlb_replacement)replacement;
 	unsigned w = tlb->geometry.ways;
@@ -446,7 +461,7 @@ static bool parse_tlbs(const struct config_node *root, struct topology *t, GErro
 	for (int i = 0; i < n; i++) {
 		struct config_node node = config_index(&tlbs, i);
 		t->nr_tlbs = (unsigned)i + 1; /* so topology_free() frees the names so far */
-		if (!parse_tlb(&node, &t->tlbs[i], error))
+		if (!parse_tlb(&node, t, &t->tlbs[i], error))
 			return false;
 	}
 	return true;
@@ -491,10 +506,6 @@ static bool validate_tlbs(const struct config_node *root, const struct topology 
 	return true;
 }
 
-static bool get_cost(const struct config_node *node, const char *key, uint64_t *out, GError **error)
-{
-	return config_get_u64(node, key, true, 0, MAX_COST_CYCLES, out, error);
-}
 
 static bool parse_cache_level(const struct config_node *node, const struct topology *t,
 			      unsigned line_bytes, struct topology_cache *level, GError **error)
@@ -506,7 +517,7 @@ static bool parse_cache_level(const struct config_node *node, const struct topol
 	    !get_unsigned(node, "size_kib", 1, MAX_CACHE_KIB, &level->size_kib, error) ||
 	    !get_unsigned(node, "ways", 1, MAX_CACHE_WAYS, &level->ways, error) ||
 	    !config_get_enum(node, "shared_by", true, cache_sharing_names, &sharing, error) ||
-	    !get_cost(node, "hit_cycles", &level->hit_cycles, error))
+	    !get_cost(node, "hit_cycles", t, &level->hit_cycles, error))
 		return false;
 	level->shared_by = (enum topology_cache_sharing)sharing;
 	uint64_t lines = (uint64_t)level->size_kib * 1024 / line_bytes;
@@ -590,8 +601,8 @@ static bool parse_caches(const struct config_node *root, struct topology *t, GEr
 				 t->cache_line_bytes);
 		return false;
 	}
-	if (!get_cost(&caches, "memory_cycles", &t->memory_cycles, error) ||
-	    !get_cost(&caches, "resident_cycles", &t->resident_cycles, error))
+	if (!get_cost(&caches, "memory_cycles", t, &t->memory_cycles, error) ||
+	    !get_cost(&caches, "resident_cycles", t, &t->resident_cycles, error))
 		return false;
 	if (t->resident_cycles > t->memory_cycles) {
 		struct config_node resident = config_child(&caches, "resident_cycles");
@@ -624,7 +635,7 @@ static bool parse_caches(const struct config_node *root, struct topology *t, GEr
 }
 
 static bool parse_distance_cost(const struct config_node *costs, const struct distance_field *field,
-				uint64_t *out, GError **error)
+				const struct topology *t, uint64_t *out, GError **error)
 {
 	const char *allowed[NR_DISTANCES + 2];
 	struct config_node node;
@@ -637,14 +648,14 @@ static bool parse_distance_cost(const struct config_node *costs, const struct di
 	if (!get_section(costs, field->key, allowed, &node, error) || !check_comment(&node, error))
 		return false;
 	for (int d = (int)field->first; d < NR_DISTANCES; d++)
-		if (!get_cost(&node, distance_keys[d], &out[d], error))
+		if (!get_cost(&node, distance_keys[d], t, &out[d], error))
 			return false;
 	return true;
 }
 
-static bool parse_costs(const struct config_node *root, struct topology_costs *costs,
-			GError **error)
+static bool parse_costs(const struct config_node *root, struct topology *t, GError **error)
 {
+	struct topology_costs *costs = &t->costs;
 	enum { NR_SCALAR = G_N_ELEMENTS(scalar_costs), NR_DIST = G_N_ELEMENTS(distance_costs) };
 	const char *allowed[NR_SCALAR + NR_DIST + 2];
 	struct config_node node;
@@ -661,12 +672,12 @@ static bool parse_costs(const struct config_node *root, struct topology_costs *c
 		return false;
 	for (unsigned i = 0; i < NR_SCALAR; i++) {
 		uint64_t *out = (uint64_t *)(void *)((char *)costs + scalar_costs[i].offset);
-		if (!get_cost(&node, scalar_costs[i].key, out, error))
+		if (!get_cost(&node, scalar_costs[i].key, t, out, error))
 			return false;
 	}
 	for (unsigned i = 0; i < NR_DIST; i++) {
 		uint64_t *out = (uint64_t *)(void *)((char *)costs + distance_costs[i].offset);
-		if (!parse_distance_cost(&node, &distance_costs[i], out, error))
+		if (!parse_distance_cost(&node, &distance_costs[i], t, out, error))
 			return false;
 	}
 	return true;
@@ -687,7 +698,7 @@ struct topology *topology_from_json(const cJSON *json, const char *file, GError 
 	    !parse_shape(&root, t, error) || !parse_cpuid(&root, t, error) ||
 	    !parse_flush_hw(&root, t, error) ||
 	    !parse_tlbs(&root, t, error) || !validate_tlbs(&root, t, error) ||
-	    !parse_caches(&root, t, error) || !parse_costs(&root, &t->costs, error))
+	    !parse_caches(&root, t, error) || !parse_costs(&root, t, error))
 		goto out_free_topology;
 	return t;
 

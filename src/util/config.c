@@ -464,16 +464,9 @@ static bool unwrap_number(const struct config_node *member, struct config_node *
 	return true;
 }
 
-/*
- * The value of member @key of @node, unwrapped from {"value", "source"} if
- * @number: LOOKUP_FOUND, LOOKUP_ABSENT (optional and not there: the getter
- * leaves its default) or LOOKUP_FAILED with the error set.  Every getter
- * starts here.
- */
-enum lookup { LOOKUP_FAILED, LOOKUP_ABSENT, LOOKUP_FOUND };
-
-static enum lookup lookup(const struct config_node *node, const char *key, bool required,
-			  bool number, struct config_node *value, GError **error)
+/* Every getter starts here (config_impl.h). */
+enum config_lookup config_lookup(const struct config_node *node, const char *key, bool required,
+				 bool number, struct config_node *value, GError **error)
 {
 	struct config_node member;
 	if (!get_member(node, key, required, &member, error))
@@ -522,7 +515,7 @@ bool config_get_u64(const struct config_node *node, const char *key, bool requir
 {
 	struct config_node number;
 	double v;
-	enum lookup found = lookup(node, key, required, true, &number, error);
+	enum config_lookup found = config_lookup(node, key, required, true, &number, error);
 	if (found != LOOKUP_FOUND)
 		return found == LOOKUP_ABSENT;
 	if (exact_integer(number.json, &v) && v >= 0) {
@@ -544,7 +537,7 @@ bool config_get_i64(const struct config_node *node, const char *key, bool requir
 {
 	struct config_node number;
 	double v;
-	enum lookup found = lookup(node, key, required, true, &number, error);
+	enum config_lookup found = config_lookup(node, key, required, true, &number, error);
 	if (found != LOOKUP_FOUND)
 		return found == LOOKUP_ABSENT;
 	if (exact_integer(number.json, &v)) {
@@ -566,7 +559,7 @@ bool config_get_double(const struct config_node *node, const char *key, bool req
 		       double max, double *out, GError **error)
 {
 	struct config_node number;
-	enum lookup found = lookup(node, key, required, true, &number, error);
+	enum config_lookup found = config_lookup(node, key, required, true, &number, error);
 	if (found != LOOKUP_FOUND)
 		return found == LOOKUP_ABSENT;
 	if (cJSON_IsNumber(number.json)) {
@@ -589,7 +582,7 @@ bool config_get_bool(const struct config_node *node, const char *key, bool requi
 		     GError **error)
 {
 	struct config_node member;
-	enum lookup found = lookup(node, key, required, false, &member, error);
+	enum config_lookup found = config_lookup(node, key, required, false, &member, error);
 	if (found != LOOKUP_FOUND)
 		return found == LOOKUP_ABSENT;
 	if (!cJSON_IsBool(member.json)) {
@@ -604,7 +597,7 @@ bool config_get_string(const struct config_node *node, const char *key, bool req
 		       GError **error)
 {
 	struct config_node member;
-	enum lookup found = lookup(node, key, required, false, &member, error);
+	enum config_lookup found = config_lookup(node, key, required, false, &member, error);
 	if (found != LOOKUP_FOUND)
 		return found == LOOKUP_ABSENT;
 	if (!cJSON_IsString(member.json)) {
@@ -619,7 +612,7 @@ bool config_get_enum(const struct config_node *node, const char *key, bool requi
 		     const char *const *names, int *out, GError **error)
 {
 	struct config_node member;
-	enum lookup found = lookup(node, key, required, false, &member, error);
+	enum config_lookup found = config_lookup(node, key, required, false, &member, error);
 	if (found != LOOKUP_FOUND)
 		return found == LOOKUP_ABSENT;
 	if (cJSON_IsString(member.json)) {

@@ -27,5 +27,14 @@ const char *config_type_name(const cJSON *json);
 cJSON *config_cjson_parse(const char *text, const char **end);
 /* Refuse a key given twice in any object of @node's tree. */
 bool config_check_duplicates(const struct config_node *node, GError **error);
+/*
+ * The value of member @key of @node, unwrapped from {"value", "source"} if
+ * @number: LOOKUP_FOUND, LOOKUP_ABSENT (optional and not there: the getter
+ * leaves its default) or LOOKUP_FAILED with the error set.  Every getter
+ * starts here.
+ */
+enum config_lookup { LOOKUP_FAILED, LOOKUP_ABSENT, LOOKUP_FOUND };
+enum config_lookup config_lookup(const struct config_node *node, const char *key, bool required,
+				 bool number, struct config_node *value, GError **error);
 
 #endif

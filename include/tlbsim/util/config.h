@@ -90,6 +90,23 @@ bool config_get_string(const struct config_node *node, const char *key, bool req
 bool config_get_enum(const struct config_node *node, const char *key, bool required,
 		     const char *const *names, int *out, GError **error);
 
+/**
+ * config_get_cycles() - a time in cycles, plain or with a unit.
+ * @clock_khz: the clock that turns ns, us and ms into cycles, in kHz (> 0).
+ *
+ * A number (plain or {"value": N, "source": ...}) is cycles and is read as
+ * config_get_u64() reads it.  A string (also as "value") is a time with a
+ * unit: digits, an optional fraction (".5"), at most one space, then
+ * "cycles", "ns", "us" or "ms" ("350ns", "1.5 us", "2000cycles"); cycles
+ * must be whole.  ns, us and ms become cycles at @clock_khz in exact integer
+ * arithmetic, rounded to the nearest cycle, a half rounding up.  [min, max]
+ * is checked on the cycles, and the message shows the conversion
+ * ("\"350ns\" = 1190 cycles at 3400 MHz: above the limit of ...").
+ */
+bool config_get_cycles(const struct config_node *node, const char *key, bool required,
+		       uint64_t min, uint64_t max, uint64_t clock_khz, uint64_t *out,
+		       GError **error);
+
 /* Error helper: "<file>: <path>: <formatted message>". */
 void config_set_error(GError **error, const struct config_node *node, const char *fmt, ...)
 	G_GNUC_PRINTF(3, 4);
