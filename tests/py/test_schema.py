@@ -8,12 +8,13 @@ schemas byte for byte; (b) every bundled topology, workload and policy (and
 bench/topologies/) validates against its schema and names it in "$schema".
 The validator below covers the subset of JSON Schema the files use (type,
 properties, additionalProperties: false, required, items, oneOf, $ref to
-$defs), so the test needs no package beyond the standard library.
+$defs, pattern), so the test needs no package beyond the standard library.
 """
 import glob
 import importlib.util
 import json
 import os
+import re
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -46,6 +47,8 @@ def errors(value, schema, root, path="$"):
     out = []
     if "type" in schema and not is_type(value, schema["type"]):
         return ["%s: expected %s" % (path, schema["type"])]
+    if "pattern" in schema and isinstance(value, str) and not re.search(schema["pattern"], value):
+        return ["%s: does not match %s" % (path, schema["pattern"])]
     if isinstance(value, dict):
         props = schema.get("properties", {})
         for key in schema.get("required", []):
@@ -87,6 +90,13 @@ class SchemaTest(unittest.TestCase):
         self.assertTrue(errors({"sockets": {"value": 1, "src": "x"}}, schema, schema))
         self.assertFalse(errors({"sockets": {"value": 1, "source": "x"}}, schema, schema))
         self.assertTrue(errors({"costs": {"ipi_latency": {"self": 1}}}, schema, schema))
+        # Times in cycles take a unit (config_time.c's grammar); other numbers do not.
+        for good in ("350ns", "1.5 us", "2000cycles", {"value": "2ms", "source": "x"}, 7):
+            self.assertFalse(errors({"costs": {"ipi_latency": {"socket": good}},
+                                     "caches": {"memory_cycles": good}}, schema, schema), good)
+        for bad in ("350xs", "-1ns", "1e3ns", "350  ns", "350"):
+            self.assertTrue(errors({"costs": {"invlpg": bad}}, schema, schema), bad)
+        self.assertTrue(errors({"sockets": "2ns"}, schema, schema))
 
     def test_bundled_files_validate_and_name_their_schema(self):
         count = 0
