@@ -36,7 +36,11 @@ struct time_text {
 
 enum time_parse { TIME_OK, TIME_SYNTAX, TIME_UNIT, TIME_DIGITS };
 
-/* Digits of @s from *p into t; false when there are none. */
+/*
+ * The digits at *@p (moved past them) into @t's mantissa, counting the
+ * significant ones in *@digits and, for a @fraction, every one in t->frac;
+ * false when there are none.
+ */
 static bool take_digits(const char **p, struct time_text *t, unsigned *digits, bool fraction)
 {
 	const char *start = *p;
@@ -146,19 +150,23 @@ static bool read_time(const struct config_node *number, uint64_t min, uint64_t m
 	struct time_text t;
 
 	switch (parse_time(s, &t, &unit)) {
-	case TIME_SYNTAX:
-		set_time_error(error, number, min, max,
-			       s[0] == '-'			      ? "a time cannot be negative"
-			       : unit > s && *unit == '\0' ? "no unit"
-							      : "not a time");
+	case TIME_SYNTAX: {
+		const char *what = "not a time";
+		if (s[0] == '-')
+			what = "a time cannot be negative";
+		else if (unit > s && *unit == '\0')
+			what = "no unit";
+		set_time_error(error, number, min, max, what);
 		return false;
+	}
 	case TIME_UNIT: {
 		const char *hint = config_suggest(unit, unit_names);
 		GString *got = g_string_new(NULL);
 		config_append_quoted(got, unit);
-		config_set_error(error, number, "unknown unit %s: expected cycles, ns, us or ms%s%s%s",
-				 got->str, hint != NULL ? " (did you mean \"" : "",
-				 hint != NULL ? hint : "", hint != NULL ? "\"?)" : "");
+		config_set_error(error, number,
+				 "unknown unit %s: expected cycles, ns, us or ms%s%s%s", got->str,
+				 hint != NULL ? " (did you mean \"" : "", hint != NULL ? hint : "",
+				 hint != NULL ? "\"?)" : "");
 		g_string_free(got, TRUE);
 		return false;
 	}
@@ -186,18 +194,19 @@ static bool read_time(const struct config_node *number, uint64_t min, uint64_t m
 	GString *got = g_string_new(NULL);
 	config_append_quoted(got, s);
 	if (cycles > max)
-		config_set_error(error, number, "%s = %s cycles%s: above the limit of %" PRIu64
-				 " cycles", got->str, text, clock, max);
+		config_set_error(error, number,
+				 "%s = %s cycles%s: above the limit of %" PRIu64 " cycles",
+				 got->str, text, clock, max);
 	else
-		config_set_error(error, number, "%s = %s cycles%s: below the minimum of %" PRIu64
-				 " cycles", got->str, text, clock, min);
+		config_set_error(error, number,
+				 "%s = %s cycles%s: below the minimum of %" PRIu64 " cycles",
+				 got->str, text, clock, min);
 	g_string_free(got, TRUE);
 	return false;
 }
 
-bool config_get_cycles(const struct config_node *node, const char *key, bool required,
-		       uint64_t min, uint64_t max, uint64_t clock_khz, uint64_t *out,
-		       GError **error)
+bool config_get_cycles(const struct config_node *node, const char *key, bool required, uint64_t min,
+		       uint64_t max, uint64_t clock_khz, uint64_t *out, GError **error)
 {
 	struct config_node number;
 
