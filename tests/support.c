@@ -32,9 +32,17 @@ bool support_small(void)
 
 struct topology *support_topology(const char *name)
 {
+	return support_topology_at(name, NULL);
+}
+
+struct topology *support_topology_at(const char *name, const char *clock_ghz)
+{
 	GError *error = NULL;
 	char *path;
 	cJSON *json = load_json(INPUT_TOPOLOGY, name, &path);
+	if (clock_ghz)
+		cr_assert(config_apply_set(json, "clock_ghz", clock_ghz, &error), "%s",
+			  error->message);
 	struct topology *topology = topology_from_json(json, path, &error);
 	cr_assert_not_null(topology, "%s", error ? error->message : "");
 	cJSON_Delete(json);

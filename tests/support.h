@@ -40,6 +40,8 @@ char *support_run_error(const char *topology, const char *policy, const char *co
 /* A topology from tests/data or bundled, and a bundled policy, loaded or the
  * test fails: for tests that build a world by hand.  Free them as usual. */
 struct topology *support_topology(const char *name);
+/* support_topology() with its clock_ghz set to @clock_ghz (a JSON number). */
+struct topology *support_topology_at(const char *name, const char *clock_ghz);
 struct policy *support_policy(const char *name);
 
 /*

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <glib.h>
+#include "support.h"
 #include "tlbsim/cli/report.h"
 #include "tlbsim/util/config.h"
 #include "tlbsim/util/error.h"
@@ -32,7 +33,6 @@
 #error "TLBSIM_TEST_DATA must be the absolute path of tests/data"
 #endif
 
-#define TINY TLBSIM_TEST_DATA "/tiny-2cpu.json"
 
 static const char WORKLOAD[] =
     "{\"name\": \"report-test\","
@@ -63,14 +63,7 @@ struct rig {
 
 static struct topology *load_topology(void)
 {
-	GError *err = NULL;
-	cJSON *json = config_load_file(TINY, NULL, &err);
-
-	cr_assert_not_null(json, "%s", err ? err->message : "?");
-	cr_assert(config_apply_set(json, "clock_ghz", "2.0", &err), "%s", err ? err->message : "?");
-	struct topology *topo = topology_from_json(json, TINY, &err);
-	cJSON_Delete(json);
-	cr_assert_not_null(topo, "%s", err ? err->message : "?");
+	struct topology *topo = support_topology_at("tiny-2cpu.json", "2.0");
 	cr_assert_eq(topo->clock_ghz, 2.0);
 	return topo;
 }

@@ -270,16 +270,21 @@ void writer_cell_release(struct writer *w, uint32_t cell)
 		g_array_append_val(w->free_cells, cell);
 }
 
+/* A slot of @slots: the last one @free holds, else a new one at the end. */
+static uint32_t slot_new(GArray *slots, GArray *free)
+{
+	if (free->len) {
+		uint32_t slot = g_array_index(free, uint32_t, free->len - 1);
+		g_array_set_size(free, free->len - 1);
+		return slot;
+	}
+	g_array_set_size(slots, slots->len + 1);
+	return slots->len - 1;
+}
+
 uint32_t writer_cell_new(struct writer *w)
 {
-	uint32_t cell;
-	if (w->free_cells->len) {
-		cell = g_array_index(w->free_cells, uint32_t, w->free_cells->len - 1);
-		g_array_set_size(w->free_cells, w->free_cells->len - 1);
-	} else {
-		cell = w->cells->len;
-		g_array_set_size(w->cells, cell + 1);
-	}
+	uint32_t cell = slot_new(w->cells, w->free_cells);
 	g_array_index(w->cells, struct cell, cell) = (struct cell){.seq = NO_SEQ, .refs = 1};
 	return cell;
 }
@@ -322,14 +327,7 @@ uint32_t writer_item_new(struct writer *w, const struct item_init *init)
 		return NO_ITEM;
 	/* The frontier promised that nothing begins before it any more. */
 	g_assert(init->ts >= w->frontier);
-	uint32_t id;
-	if (w->free_items->len) {
-		id = g_array_index(w->free_items, uint32_t, w->free_items->len - 1);
-		g_array_set_size(w->free_items, w->free_items->len - 1);
-	} else {
-		id = w->items->len;
-		g_array_set_size(w->items, id + 1);
-	}
+	uint32_t id = slot_new(w->items, w->free_items);
 	*item_at(w, id) = (struct item){
 		.ts = init->ts, .dur = init->dur, .lo = init->lo, .flow = init->flow,
 		.args = init->args, .name = init->name, .major = init->major,

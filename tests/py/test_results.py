@@ -60,6 +60,18 @@ def sample():
     return out
 
 
+def expect_shipped_row(test, argv, shipped, what, regenerate):
+    """Runs argv (one tlbsim run) and checks its row is the shipped one, column by column."""
+    p = subprocess.run(argv, capture_output=True, text=True)
+    test.assertEqual(p.returncode, 0, p.stderr)
+    got = next(csv.DictReader(p.stdout.splitlines()))
+    for col, value in got.items():
+        if col == "tlbsim_version":  # names the commit: changes with every one
+            continue
+        test.assertEqual(value, shipped[col], f"{what}: column {col} is {value}, the shipped "
+                         f"row says {shipped[col]}: regenerate with {regenerate}")
+
+
 class Results(unittest.TestCase):
     def test_every_run_has_its_row(self):
         for module in runner.EXPERIMENTS:
@@ -71,16 +83,8 @@ class Results(unittest.TestCase):
         picked = sample()
         self.assertEqual(len(picked), SAMPLE * len(runner.EXPERIMENTS))
         for module, run, shipped in picked:
-            p = subprocess.run(run.argv(TLBSIM), capture_output=True, text=True)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            got = next(csv.DictReader(p.stdout.splitlines()))
-            for col, value in got.items():
-                if col == "tlbsim_version":  # names the commit: changes with every one
-                    continue
-                self.assertEqual(value, shipped[col],
-                                 f"{module.NAME} {run.command()}: column {col} is {value}, "
-                                 f"the shipped results say {shipped[col]}: regenerate with "
-                                 f"plots/report.sh")
+            expect_shipped_row(self, run.argv(TLBSIM), shipped,
+                               f"{module.NAME} {run.command()}", "plots/report.sh")
 
     def test_report_redrawn_from_results_is_the_shipped_one(self):
         if not shutil.which("gnuplot"):
@@ -116,15 +120,7 @@ class Figures(unittest.TestCase):
         for policy, shipped in sorted(firsts.items()):
             argv = [TLBSIM, "-T", "haswell-i7", "-w", "munmap16", "-p", policy,
                     "--seed", shipped["seed"], "-q"]
-            p = subprocess.run(argv, capture_output=True, text=True)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            got = next(csv.DictReader(p.stdout.splitlines()))
-            for col, value in got.items():
-                if col == "tlbsim_version":  # names the commit: changes with every one
-                    continue
-                self.assertEqual(value, shipped[col],
-                                 f"{' '.join(argv[1:])}: column {col} is {value}, the shipped "
-                                 f"replicate runs say {shipped[col]}: rerun plots/figures.sh")
+            expect_shipped_row(self, argv, shipped, " ".join(argv[1:]), "plots/figures.sh")
 
     def test_timeline_figures_data_come_from_the_binary(self):
         with tempfile.TemporaryDirectory(prefix="test_figures.") as d:
