@@ -53,6 +53,8 @@ SHRINK = {
     "tlb_flush3": ["workload.iterations=40", "workload.warmup=4", "workload.threads=4"],
     "import-churn": ["workload.cycles_per_us=340"],
     "import-xz": ["workload.cycles_per_us=340"],
+    "munmap-sleepers": ["workload.munmaps=16", "workload.threads=3"],
+    "pingpong": ["workload.rounds=20"],
 }
 
 # Where each preset is correct (tests/test_presets.c).

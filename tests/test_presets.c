@@ -47,6 +47,9 @@ static const struct {
 	 * shorter, the same calls. */
 	{"import-churn", {"workload.cycles_per_us=340", NULL}},
 	{"import-xz", {"workload.cycles_per_us=340", NULL}},
+	/* The kernel oracle's own scenarios (scripts/oracle/). */
+	{"munmap-sleepers", {"workload.munmaps=16", "workload.threads=3", NULL}},
+	{"pingpong", {"workload.rounds=20", NULL}},
 };
 
 /* The workloads a machine runs in the small matrix. */
@@ -124,14 +127,15 @@ struct name {
  * a test below checks that this list is the shipped one). */
 static const char *const presets[] = {
 	"arm64-6.5", "linux-3.11", "linux-3.4",	 "linux-3.6",  "linux-4.19", "linux-4.20",
-	"linux-4.5", "linux-4.5-smt-dedup",	 "linux-6.14", "linux-6.15", "linux-6.8",
-	"riscv-6.7", "riscv-6.8",
+	"linux-4.5", "linux-4.5-smt-dedup",	 "linux-6.1",  "linux-6.14", "linux-6.15",
+	"linux-6.8", "riscv-6.7",  "riscv-6.8",
 };
 
 static const char *const machines[] = {
 	"amd-milan-36c",     "arm64-n1",	"haswell-i5-4350u", "haswell-i7",
 	"haswell-i7-smt-thread", "ivybridge-ep-2s", "ivybridge-i3-3240", "ivybridge-i7-3770",
-	"nehalem-ep-2s",     "qemu-riscv-virt", "sifive-unmatched", "skylake-sp-2s-48",
+	"nehalem-ep-2s",     "qemu-riscv-virt", "qemu-x86-16",	   "qemu-x86-4",
+	"qemu-x86-8",	     "sifive-unmatched", "skylake-sp-2s-48",
 	"synthetic-1024",    "th1520",
 };
 
