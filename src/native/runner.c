@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -34,6 +35,9 @@
 #define MAP_HUGE_SHIFT 26
 #endif
 #define ALIGN_2M (UINT64_C(1) << 21)
+/* Malloc'ed by each task before the window, and never given back (see
+ * child_main()): an access op's address table of up to 128 Ki pages. */
+#define WARM_MALLOC_BYTES (1u << 20)
 
 uint64_t runner_now_ns(void)
 {
@@ -227,6 +231,43 @@ static void populate_region(struct nrun *run, unsigned i)
 	}
 }
 
+/*
+ * Nothing a task needs may fault in the window: a fault takes the mmap_lock
+ * (before per-VMA locks, Linux 6.4) and queues behind a task that munmaps
+ * in a loop, so readers that should run along would not.  A fork maps file
+ * pages lazily, so the program's and libraries' pages are read here once.
+ */
+static void prefault_files(void)
+{
+	char *maps = NULL;
+	if (!g_file_get_contents("/proc/self/maps", &maps, NULL, NULL))
+		return;
+	char **lines = g_strsplit(maps, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		unsigned long start = 0, end = 0;
+		char perms[5] = "";
+		if (sscanf(*l, "%lx-%lx %4s", &start, &end, perms) != 3 || perms[0] != 'r' ||
+		    !strchr(*l, '/'))
+			continue;
+		for (unsigned long a = start; a < end; a += 4096)
+			(void)*(volatile const char *)a;
+	}
+	g_strfreev(lines);
+	g_free(maps);
+	(void)runner_now_ns(); /* the vDSO's data pages */
+}
+
+/* The stack a task's program needs, touched before the window. */
+#define STACK_TOUCH_BYTES (128u << 10)
+
+__attribute__((noinline)) static void touch_stack(void)
+{
+	char buf[STACK_TOUCH_BYTES];
+	volatile char *p = buf;
+	for (unsigned i = 0; i < STACK_TOUCH_BYTES; i += 4096)
+		p[i] = 0;
+}
+
 static void *task_thread(void *arg)
 {
 	struct ntask *ts = arg;
@@ -239,6 +280,12 @@ static void *task_thread(void *arg)
 			runner_fail(sh, "$.tasks[%u].cpu: sched_setaffinity(CPU %d): %s", ts->group,
 				    ts->out->cpu, g_strerror(errno));
 	}
+	/* The thread's malloc arena made and grown now: in the window a first
+	 * malloc would mmap() and mprotect(), queueing behind the mmap_lock of
+	 * a task that munmaps in a loop (seen: readers that never started). */
+	g_free(g_malloc(WARM_MALLOC_BYTES));
+	touch_stack();
+	(void)*(volatile const char *)ts->out;
 	atomic_fetch_add(&sh->ready, 1);
 	runner_futex_wake(&sh->ready);
 	for (int s; (s = atomic_load(&sh->start)) == 0;)
@@ -272,6 +319,10 @@ static void child_main(struct nrun *run, unsigned mm)
 {
 	const struct workload *w = run->w;
 	fault_shared = run->sh;
+	/* Freed memory stays in the arenas, below the mmap threshold, so a
+	 * task's malloc in the window makes no system call. */
+	mallopt(M_TRIM_THRESHOLD, INT_MAX);
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	signal(SIGSEGV, on_fault);
 	signal(SIGBUS, on_fault);
 	for (unsigned i = 0; i < w->nr_regions; i++)
@@ -280,6 +331,9 @@ static void child_main(struct nrun *run, unsigned mm)
 	for (unsigned i = 0; i < w->nr_regions; i++)
 		if (w->regions[i].mm == mm)
 			populate_region(run, i);
+	prefault_files();
+	for (size_t off = 0; off < run->shared_bytes; off += 4096)
+		(void)((volatile const char *)run->sh)[off];
 	GPtrArray *threads = g_ptr_array_new();
 	for (unsigned g = 0, id = 0; g < w->nr_groups; g++) {
 		for (unsigned t = 0; t < w->groups[g].count; t++, id++) {
@@ -428,6 +482,7 @@ bool runner_run(const struct workload *w, const char *file, const struct runner_
 {
 	size_t bytes = 0;
 	struct nrun run = {.w = w, .o = o, .sh = shared_new(w, o, &bytes)};
+	run.shared_bytes = bytes;
 	if (!run.sh) {
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "%s: mmap of the shared page: %s",
 			    file, g_strerror(errno));

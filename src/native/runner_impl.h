@@ -41,6 +41,7 @@ struct nrun {
 	const struct workload *w;
 	const struct runner_options *o;
 	struct shared *sh;
+	size_t shared_bytes;
 	struct nregion *regions; /* [nr_regions]; only this mm's are mapped */
 };
 

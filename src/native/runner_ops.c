@@ -251,7 +251,6 @@ static bool flag_op(struct ntask *ts, const struct op *op)
 	atomic_int *flag = &ts->run->sh->flags[op->flag];
 	if (op->kind == OP_SET_FLAG) {
 		atomic_store(flag, (int)v);
-		runner_futex_wake(flag);
 		return true;
 	}
 	for (int now; (now = atomic_load(flag)) != (int)v;)
@@ -337,14 +336,33 @@ const char *runner_current_path(void)
 	return current_path;
 }
 
+/*
+ * Consecutive set_flag ops store all their values before any waiter is
+ * woken.  In tlbsim they land together, before a woken task can run; for
+ * real, the first wake would often preempt the task on its own CPU, and a
+ * reader woken by "started" would see "run" still 0 and leave at once.
+ */
+static void wake_stored(struct ntask *ts, const struct op *ops, unsigned from, unsigned to)
+{
+	for (unsigned i = from; i < to; i++)
+		if (ops[i].kind == OP_SET_FLAG)
+			runner_futex_wake(&ts->run->sh->flags[ops[i].flag]);
+}
+
 static bool run_ops(struct ntask *ts, const struct op *ops, unsigned nr)
 {
+	unsigned stored = 0; /* ops[stored..i) are set_flags not yet woken for */
 	for (unsigned i = 0; i < nr; i++) {
+		if (ops[i].kind != OP_SET_FLAG)
+			wake_stored(ts, ops, stored, i);
 		current_path = ops[i].path;
 		if (atomic_load_explicit(&ts->run->sh->failed, memory_order_relaxed) ||
 		    !run_op(ts, &ops[i]))
 			return false;
+		if (ops[i].kind != OP_SET_FLAG)
+			stored = i + 1;
 	}
+	wake_stored(ts, ops, stored, nr);
 	return true;
 }
 
