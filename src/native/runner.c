@@ -93,16 +93,6 @@ static bool group_cpu(const struct workload *w, unsigned g, unsigned thread, uns
 
 bool runner_check(const struct workload *w, const char *file, unsigned nr_cpus, GError **error)
 {
-	for (unsigned i = 0; i < w->nr_regions; i++) {
-		const struct region *r = &w->regions[i];
-		if (r->page_size == PS_1G && !r->hugetlb) {
-			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-				    "%s: $.regions[%u].page_size: 1G without \"hugetlb\" has no "
-				    "native meaning (Linux has no 1 GiB THP)",
-				    file, i);
-			return false;
-		}
-	}
 	for (unsigned g = 0, task = 0; g < w->nr_groups; g++)
 		for (unsigned t = 0; t < w->groups[g].count; t++, task++) {
 			int cpu;

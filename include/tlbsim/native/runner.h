@@ -39,9 +39,11 @@ struct runner_result {
 };
 
 /**
- * runner_check() - refuse what has no native meaning before anything runs:
- * a 1G page size without hugetlb (no THP of that size), and pinnings
- * outside the machine.  Errors name @file and the JSON path; exit 2.
+ * runner_check() - refuse, before anything runs, a pinning outside this
+ * machine's online CPUs (the loader checks constant ones; "$thread" needs
+ * each task's value).  Every op and key of the loader has a native meaning;
+ * a flag value beyond 32 bits (a futex word) fails at run time, naming the
+ * op.  Errors name @file and the JSON path.
  */
 bool runner_check(const struct workload *w, const char *file, unsigned nr_cpus, GError **error);
 
