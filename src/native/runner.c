@@ -377,31 +377,43 @@ static struct shared *shared_new(const struct workload *w, const struct runner_o
 	return sh;
 }
 
+/* Has a task failed?  Then its message, once it is written, as @error. */
+static bool run_failed(struct shared *sh, GError **error)
+{
+	if (!atomic_load(&sh->failed))
+		return false;
+	while (atomic_load(&sh->failed) != 1)
+		sched_yield();
+	g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID, "%s", sh->error);
+	return true;
+}
+
+/* A child that ended before its time fails the run. */
+static void check_children(struct shared *sh, pid_t *pids, unsigned nr_pids)
+{
+	for (unsigned i = 0; i < nr_pids && !atomic_load(&sh->failed); i++) {
+		int status;
+		if (pids[i] > 0 && waitpid(pids[i], &status, WNOHANG) == pids[i]) {
+			runner_fail(sh, "the process of mm %u ended early (%s %d)", i,
+				    WIFSIGNALED(status) ? "signal" : "status",
+				    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+			pids[i] = 0;
+		}
+	}
+}
+
 /*
- * Wait until *@word reaches @target, a task fails or a child dies.
- * False with the run's error otherwise.
+ * Wait until *@word reaches @target, a task fails or a child dies.  A task
+ * that failed also counts as done: the failure is checked after the wait.
  */
-static bool wait_for(struct shared *sh, atomic_int *word, int target, const pid_t *pids,
+static bool wait_for(struct shared *sh, atomic_int *word, int target, pid_t *pids,
 		     unsigned nr_pids, GError **error)
 {
-	for (int now; (now = atomic_load(word)) < target;) {
-		for (unsigned i = 0; i < nr_pids && !atomic_load(&sh->failed); i++) {
-			int status;
-			if (pids[i] > 0 && waitpid(pids[i], &status, WNOHANG) == pids[i]) {
-				runner_fail(sh, "the process of mm %u ended early (%s %d)", i,
-					    WIFSIGNALED(status) ? "signal" : "status",
-					    WIFSIGNALED(status) ? WTERMSIG(status)
-								: WEXITSTATUS(status));
-				((pid_t *)pids)[i] = 0;
-			}
-		}
-		if (atomic_load(&sh->failed) == 1) {
-			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID, "%s", sh->error);
-			return false;
-		}
+	for (int now; (now = atomic_load(word)) < target && !atomic_load(&sh->failed);) {
+		check_children(sh, pids, nr_pids);
 		runner_futex_wait(word, now);
 	}
-	return true;
+	return !run_failed(sh, error);
 }
 
 static void collect(const struct workload *w, const struct shared *sh, uint64_t window_ns,
