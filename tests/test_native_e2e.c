@@ -33,8 +33,8 @@ static void run(struct result *r, const char *dir, const char *const *args)
 	g_ptr_array_add(argv, NULL);
 	GError *error = NULL;
 	int wait = 0;
-	cr_assert(g_spawn_sync(dir, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r->out,
-			       &r->err, &wait, &error),
+	cr_assert(g_spawn_sync(dir, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+			       &r->out, &r->err, &wait, &error),
 		  "%s", error ? error->message : "");
 	r->status = WIFEXITED(wait) ? WEXITSTATUS(wait) : 128;
 	g_ptr_array_free(argv, TRUE);
@@ -74,14 +74,16 @@ static uint64_t number(const char *text, const char *name)
 }
 
 /* 2M / 4K / 8 pages = 64 munmaps by main, one reader, a 1 ms tail. */
-#define SMALL_MUNMAP "-w", "munmap", "--set", "workload.file_size=2M", "--set", \
-	"workload.threads=1", "--set", "workload.tail_ms=1", "-q"
+#define SMALL_MUNMAP                                                                               \
+	"-w", "munmap", "--set", "workload.file_size=2M", "--set", "workload.threads=1", "--set",  \
+	    "workload.tail_ms=1", "-q"
 
 Test(native_e2e, munmap_row)
 {
 	char *dir = g_dir_make_tmp("native-XXXXXX", NULL);
 	struct result r;
-	const char *args[] = {SMALL_MUNMAP, "--no-trace", "--label", "run=3", "-o", "out.csv", NULL};
+	const char *args[] = {SMALL_MUNMAP, "--no-trace", "--label", "run=3",
+			      "-o",         "out.csv",    NULL};
 	run(&r, dir, args);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	char *path = g_build_filename(dir, "out.csv", NULL), *csv = NULL;
@@ -135,7 +137,8 @@ static void expect_trace_sums(const char *csv)
 Test(native_e2e, traced_when_tracefs_is_writable)
 {
 	if (access(TLB_ENABLE, W_OK) != 0)
-		cr_skip_test("no writable tracefs here (%s): the trace part needs root", TLB_ENABLE);
+		cr_skip_test("no writable tracefs here (%s): the trace part needs root",
+			     TLB_ENABLE);
 	char *before = NULL;
 	cr_assert(g_file_get_contents(TLB_ENABLE, &before, NULL, NULL));
 	struct result r;
@@ -179,8 +182,8 @@ static void expect_error(const char *const *args, const char *want)
 
 Test(native_e2e, errors)
 {
-	const char *topology[] = {"-w", "munmap", "--set", "topology.clock_ghz=3", "-o", "out.csv",
-				  NULL};
+	const char *topology[] = {"-w", "munmap",  "--set", "topology.clock_ghz=3",
+				  "-o", "out.csv", NULL};
 	expect_error(topology, "--set topology.clock_ghz=3: only workload.* keys apply natively");
 	const char *key[] = {"-w", "munmap", "--set", "workload.threadz=2", "-o", "out.csv", NULL};
 	expect_error(key, "did you mean \"threads\"");

@@ -16,11 +16,20 @@
 #include "tlbsim/cli/report.h"
 #include "tlbsim/native/measure.h"
 
-static const struct measure base = {
-    .workload = "munmap", .policy = "linux-6.1.0-27-amd64", .seed = 7, .nr_cpus = 2,
-    .op = "munmap", .threads = 3, .access_tasks = 4, .window_ns = 2500000,
-    .phase_ns = 2000000, .op_count = 100, .op_ns_sum = 1234567, .accesses = 3000123,
-    .round_accesses = 3000000, .ghz_milli = 2000};
+static const struct measure base = {.workload = "munmap",
+				    .policy = "linux-6.1.0-27-amd64",
+				    .seed = 7,
+				    .nr_cpus = 2,
+				    .op = "munmap",
+				    .threads = 3,
+				    .access_tasks = 4,
+				    .window_ns = 2500000,
+				    .phase_ns = 2000000,
+				    .op_count = 100,
+				    .op_ns_sum = 1234567,
+				    .accesses = 3000123,
+				    .round_accesses = 3000000,
+				    .ghz_milli = 2000};
 
 /* The row's value of @column (g_free), after @nr_labels label fields. */
 static char *field(const char *row, const char *column, unsigned nr_labels)
@@ -132,9 +141,9 @@ Test(native_measure, per_cpu)
 	char **lines = g_strsplit(out->str, "\n", -1);
 	cr_assert_eq(g_strv_length(lines), 4, "header, 2 CPUs, the final newline");
 	cr_assert(g_str_has_prefix(lines[0], "topology,workload,policy,seed,clock_ghz,cpu,socket,"
-						"core,thread,tlb_entries_end,accesses,"));
-	cr_assert(g_str_has_prefix(lines[2], "native,munmap,linux-6.1.0-27-amd64,7,2.000,1,"),
-		  "%s", lines[2]);
+					     "core,thread,tlb_entries_end,accesses,"));
+	cr_assert(g_str_has_prefix(lines[2], "native,munmap,linux-6.1.0-27-amd64,7,2.000,1,"), "%s",
+		  lines[2]);
 	char **header = g_strsplit(lines[0], ",", -1), **cpu1 = g_strsplit(lines[2], ",", -1);
 	cr_assert_eq(g_strv_length(cpu1), g_strv_length(header));
 	g_strfreev(header);

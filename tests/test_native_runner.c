@@ -102,7 +102,8 @@ Test(native_runner, run_time_errors)
 	expect_run_error(
 	    "{\"name\": \"t\", \"regions\": [{\"name\": \"r\", \"size\": \"8K\"}],"
 	    " \"tasks\": [{\"name\": \"main\", \"program\": ["
-	    "  {\"op\": \"munmap\", \"region\": \"r\"}, {\"op\": \"munmap\", \"region\": \"r\"}]}]}",
+	    "  {\"op\": \"munmap\", \"region\": \"r\"}, {\"op\": \"munmap\", \"region\": "
+	    "\"r\"}]}]}",
 	    "$.tasks[0].program[1]: munmap of chunk 0 of r, already unmapped (task main/0)");
 	expect_run_error(
 	    "{\"name\": \"t\", \"regions\": [{\"name\": \"r\", \"size\": \"8K\"}],"
@@ -112,10 +113,9 @@ Test(native_runner, run_time_errors)
 	    "   \"rounds\": 1, \"write\": 1, \"cycles\": 1}]}]}",
 	    "$.tasks[0].program[1]: Segmentation fault");
 	/* No native meaning: a flag is a futex word, 32 bits. */
-	expect_run_error(
-	    "{\"name\": \"t\", \"tasks\": [{\"name\": \"main\", \"program\": ["
-	    "  {\"op\": \"set_flag\", \"flag\": \"f\", \"value\": \"4G\"}]}]}",
-	    "$.tasks[0].program[0]: value (a futex word natively) is 4294967296");
+	expect_run_error("{\"name\": \"t\", \"tasks\": [{\"name\": \"main\", \"program\": ["
+			 "  {\"op\": \"set_flag\", \"flag\": \"f\", \"value\": \"4G\"}]}]}",
+			 "$.tasks[0].program[0]: value (a futex word natively) is 4294967296");
 }
 
 Test(native_runner, pinned_beyond_the_machine)

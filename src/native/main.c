@@ -66,10 +66,11 @@ static bool check_sets(char **sets, GError **error)
 {
 	for (char **s = sets; s && *s; s++) {
 		if (!g_str_has_prefix(*s, "workload.")) {
-			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-				    "--set %s: only workload.* keys apply natively (the machine and "
-				    "the kernel are the real ones, not a topology or a policy file)",
-				    *s);
+			g_set_error(
+			    error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "--set %s: only workload.* keys apply natively (the machine and "
+			    "the kernel are the real ones, not a topology or a policy file)",
+			    *s);
 			return false;
 		}
 	}
@@ -130,14 +131,14 @@ static void summary(const struct measure *m, const struct runner_result *r)
 {
 	fprintf(stderr, "%s on %s: ", m->workload, m->policy);
 	if (m->op)
-		fprintf(stderr, "%s x%" G_GUINT64_FORMAT ": %" G_GUINT64_FORMAT " ns mean; ",
-			m->op, r->op_count, r->op_count ? r->op_ns_sum / r->op_count : 0);
-	fprintf(stderr, "%" G_GUINT64_FORMAT " accesses by %" G_GUINT64_FORMAT
-		" threads; %" G_GUINT64_FORMAT " ms", r->accesses, r->threads,
-		r->window_ns / 1000000);
+		fprintf(stderr, "%s x%" G_GUINT64_FORMAT ": %" G_GUINT64_FORMAT " ns mean; ", m->op,
+			r->op_count, r->op_count ? r->op_ns_sum / r->op_count : 0);
+	fprintf(stderr,
+		"%" G_GUINT64_FORMAT " accesses by %" G_GUINT64_FORMAT
+		" threads; %" G_GUINT64_FORMAT " ms",
+		r->accesses, r->threads, r->window_ns / 1000000);
 	if (m->trace)
-		fprintf(stderr, "; %" G_GUINT64_FORMAT " tlb_flush events",
-			m->trace->total.events);
+		fprintf(stderr, "; %" G_GUINT64_FORMAT " tlb_flush events", m->trace->total.events);
 	fputc('\n', stderr);
 }
 
@@ -159,13 +160,14 @@ static int run(const struct native_options *o, unsigned nr_cpus, struct window_s
 		goto out_clear;
 	}
 	GError *trace_error = NULL;
-	if (!o->no_trace && !(s->trace = tracefs_open(nr_cpus, (unsigned)o->trace_buffer_kb,
-						      &trace_error))) {
+	if (!o->no_trace &&
+	    !(s->trace = tracefs_open(nr_cpus, (unsigned)o->trace_buffer_kb, &trace_error))) {
 		if (!o->quiet)
 			fprintf(stderr, "tlbsim-native: not tracing: %s\n", trace_error->message);
 		g_error_free(trace_error);
 	}
-	struct runner_options ro = {.seed = (uint64_t)o->seed, .nr_cpus = nr_cpus,
+	struct runner_options ro = {.seed = (uint64_t)o->seed,
+				    .nr_cpus = nr_cpus,
 				    .ghz_milli = (unsigned)(o->ghz * 1000 + 0.5)};
 	struct runner_hooks hooks = {.before = hook_before, .after = hook_after, .ctx = s};
 	struct runner_result r;
@@ -175,14 +177,24 @@ static int run(const struct native_options *o, unsigned nr_cpus, struct window_s
 		goto out_clear;
 	}
 	char *policy = kernel_policy();
-	struct measure m = {
-	    .workload = in.names[INPUT_WORKLOAD], .policy = policy, .seed = (uint64_t)o->seed,
-	    .nr_cpus = nr_cpus, .op = w->report_op < NR_OP_KINDS ? workload_op_name(w->report_op) : NULL,
-	    .threads = r.threads, .access_tasks = r.access_tasks, .window_ns = r.window_ns,
-	    .phase_ns = r.phase_ns, .op_count = r.op_count, .op_ns_sum = r.op_ns_sum,
-	    .accesses = r.accesses, .round_accesses = r.round_accesses, .ghz_milli = ro.ghz_milli,
-	    .proc = &s->delta, .trace = s->trace ? &s->counts : NULL,
-	    .label_values = (const char *const *)label_values};
+	struct measure m = {.workload = in.names[INPUT_WORKLOAD],
+			    .policy = policy,
+			    .seed = (uint64_t)o->seed,
+			    .nr_cpus = nr_cpus,
+			    .op =
+				w->report_op < NR_OP_KINDS ? workload_op_name(w->report_op) : NULL,
+			    .threads = r.threads,
+			    .access_tasks = r.access_tasks,
+			    .window_ns = r.window_ns,
+			    .phase_ns = r.phase_ns,
+			    .op_count = r.op_count,
+			    .op_ns_sum = r.op_ns_sum,
+			    .accesses = r.accesses,
+			    .round_accesses = r.round_accesses,
+			    .ghz_milli = ro.ghz_milli,
+			    .proc = &s->delta,
+			    .trace = s->trace ? &s->counts : NULL,
+			    .label_values = (const char *const *)label_values};
 	if (!write_outputs(o, &m, label_names, &error))
 		code = 1;
 	else if (!o->quiet)
@@ -196,13 +208,13 @@ out_clear:
 }
 
 static const char *const notes =
-	"Runs the workload's tasks as real threads (one process per mm), its ops as\n"
-	"real system calls, and writes tlbsim's CSV header with the columns it\n"
-	"measured filled (docs/native.md). Tracing tlb:tlb_flush needs root and tracefs.\n"
-	"\n"
-	"Exit codes: 0 success; 1 the measurement failed (trace events lost, tracefs\n"
-	"refused); 2 usage or input error, or an op that failed. Nothing is written\n"
-	"unless the run succeeds.";
+    "Runs the workload's tasks as real threads (one process per mm), its ops as\n"
+    "real system calls, and writes tlbsim's CSV header with the columns it\n"
+    "measured filled (docs/native.md). Tracing tlb:tlb_flush needs root and tracefs.\n"
+    "\n"
+    "Exit codes: 0 success; 1 the measurement failed (trace events lost, tracefs\n"
+    "refused); 2 usage or input error, or an op that failed. Nothing is written\n"
+    "unless the run succeeds.";
 
 static bool parse_options(int *argc, char ***argv, struct native_options *o, GError **error)
 {

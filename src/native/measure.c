@@ -19,9 +19,9 @@ static void set_u64(GHashTable *t, const char *column, uint64_t v)
 /* Thousandths as "N.NNN", as report.c's X_ns columns print. */
 static void set_milli(GHashTable *t, const char *column, uint64_t milli)
 {
-	g_hash_table_insert(t, (gpointer)column,
-			    g_strdup_printf("%" G_GUINT64_FORMAT ".%03u", milli / 1000,
-					    (unsigned)(milli % 1000)));
+	g_hash_table_insert(
+	    t, (gpointer)column,
+	    g_strdup_printf("%" G_GUINT64_FORMAT ".%03u", milli / 1000, (unsigned)(milli % 1000)));
 }
 
 static void set_str(GHashTable *t, const char *column, const char *s)
@@ -134,7 +134,8 @@ static void per_cpu_row(GString *out, const struct measure *m, unsigned cpu)
 	report_csv_field(out, m->workload);
 	g_string_append_c(out, ',');
 	report_csv_field(out, m->policy);
-	char *socket = cpu_topology(cpu, "physical_package_id"), *core = cpu_topology(cpu, "core_id");
+	char *socket = cpu_topology(cpu, "physical_package_id"),
+	     *core = cpu_topology(cpu, "core_id");
 	g_string_append_printf(out, ",%" G_GUINT64_FORMAT ",%u.%03u,%u,%s,%s,,", m->seed,
 			       m->ghz_milli / 1000, m->ghz_milli % 1000, cpu, socket, core);
 	g_free(socket);

@@ -10,10 +10,10 @@
 #include "tlbsim/util/error.h"
 
 const char *const procstat_vmstat_names[PROCSTAT_NR_VMSTAT] = {
-	"nr_tlb_remote_flush",
-	"nr_tlb_remote_flush_received",
-	"nr_tlb_local_flush_all",
-	"nr_tlb_local_flush_one",
+    "nr_tlb_remote_flush",
+    "nr_tlb_remote_flush_received",
+    "nr_tlb_local_flush_all",
+    "nr_tlb_local_flush_one",
 };
 
 void procstat_init(struct procstat *s, unsigned nr_cpus)
@@ -54,8 +54,7 @@ static GArray *header_cpus(const char *line, GError **error)
 }
 
 /* The counts of row @line ("TLB:  1  2  TLB shootdowns"), one per header CPU. */
-static bool parse_tlb_row(const char *line, const GArray *cpus, struct procstat *s,
-			  GError **error)
+static bool parse_tlb_row(const char *line, const GArray *cpus, struct procstat *s, GError **error)
 {
 	const char *p = strchr(line, ':') + 1;
 	for (unsigned i = 0; i < cpus->len; i++) {

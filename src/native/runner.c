@@ -169,8 +169,8 @@ static bool map_fail(struct nrun *run, unsigned i, const char *what, int err)
 	const char *hint = "";
 	if (r->hugetlb && err == ENOMEM)
 		hint = " (hugetlb: not enough huge pages reserved; see /proc/sys/vm/nr_hugepages)";
-	runner_fail(run->sh, "$.regions[%u] (%s): %s: %s%s", i, r->name, what, g_strerror(err),
-		    hint);
+	runner_fail(run->sh, "%s: $.regions[%u] (%s): %s: %s%s", run->file, i, r->name, what,
+		    g_strerror(err), hint);
 	return false;
 }
 
@@ -193,8 +193,8 @@ static bool map_region(struct nrun *run, unsigned i)
 	if (!r->hugetlb && (r->placement == PLACEMENT_ALIGNED || nr->thp) &&
 	    !(at = reserve_aligned(bytes)))
 		return map_fail(run, i, "mmap (2 MiB-aligned reservation)", errno);
-	void *p = mmap(at, bytes, PROT_READ | PROT_WRITE, nr->map_flags | (at ? MAP_FIXED : 0),
-		       -1, 0);
+	void *p =
+	    mmap(at, bytes, PROT_READ | PROT_WRITE, nr->map_flags | (at ? MAP_FIXED : 0), -1, 0);
 	if (p == MAP_FAILED)
 		return map_fail(run, i, r->hugetlb ? "mmap(MAP_HUGETLB)" : "mmap", errno);
 	nr->base = p;
@@ -202,8 +202,10 @@ static bool map_region(struct nrun *run, unsigned i)
 	for (uint64_t c = 0; c < r->chunks; c++) {
 		atomic_init(&nr->mapped[c], true);
 		if (!runner_chunk_setup(run, i, c))
-			return map_fail(run, i, nr->thp ? "madvise(MADV_HUGEPAGE or DONTFORK)"
-						       : "madvise(MADV_DONTFORK)", errno);
+			return map_fail(run, i,
+					nr->thp ? "madvise(MADV_HUGEPAGE or DONTFORK)"
+						: "madvise(MADV_DONTFORK)",
+					errno);
 	}
 	return true;
 }
@@ -330,7 +332,10 @@ static void child_main(struct nrun *run, unsigned mm)
 			if (w->groups[g].mm != mm)
 				continue;
 			struct ntask *ts = g_new0(struct ntask, 1);
-			*ts = (struct ntask){.run = run, .id = id, .group = g, .thread = t,
+			*ts = (struct ntask){.run = run,
+					     .id = id,
+					     .group = g,
+					     .thread = t,
 					     .out = &run->sh->tasks[id]};
 			rng_seed_stream(&ts->rng, run->o->seed, id);
 			pthread_t *th = g_new(pthread_t, 1);
@@ -364,8 +369,8 @@ static struct shared *shared_new(const struct workload *w, const struct runner_o
 	unsigned n = nr_tasks(w);
 	size_t head = sizeof(struct shared) + n * sizeof(struct shared_task);
 	*bytes = head + (w->nr_flags + 1) * sizeof(atomic_int);
-	struct shared *sh = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-				 -1, 0);
+	struct shared *sh =
+	    mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		return NULL;
 	sh->flags = (atomic_int *)((char *)sh + head);
@@ -406,8 +411,8 @@ static void check_children(struct shared *sh, pid_t *pids, unsigned nr_pids)
  * Wait until *@word reaches @target, a task fails or a child dies.  A task
  * that failed also counts as done: the failure is checked after the wait.
  */
-static bool wait_for(struct shared *sh, atomic_int *word, int target, pid_t *pids,
-		     unsigned nr_pids, GError **error)
+static bool wait_for(struct shared *sh, atomic_int *word, int target, pid_t *pids, unsigned nr_pids,
+		     GError **error)
 {
 	for (int now; (now = atomic_load(word)) < target && !atomic_load(&sh->failed);) {
 		check_children(sh, pids, nr_pids);
@@ -446,8 +451,8 @@ static bool has_access(const struct op *ops, unsigned nr)
 }
 
 /* The window: release, wait for every task, with the hooks around it. */
-static bool window(struct nrun *run, const struct runner_hooks *hooks, pid_t *pids,
-		   uint64_t *ns, GError **error)
+static bool window(struct nrun *run, const struct runner_hooks *hooks, pid_t *pids, uint64_t *ns,
+		   GError **error)
 {
 	struct shared *sh = run->sh;
 	int n = (int)nr_tasks(run->w);
@@ -483,7 +488,7 @@ bool runner_run(const struct workload *w, const char *file, const struct runner_
 		const struct runner_hooks *hooks, struct runner_result *result, GError **error)
 {
 	size_t bytes = 0;
-	struct nrun run = {.w = w, .o = o, .sh = shared_new(w, o, &bytes)};
+	struct nrun run = {.w = w, .file = file, .o = o, .sh = shared_new(w, o, &bytes)};
 	run.shared_bytes = bytes;
 	if (!run.sh) {
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO, "%s: mmap of the shared page: %s",

@@ -13,7 +13,7 @@ struct shared_task {
 	uint64_t op_count, op_ns_sum, accesses, round_accesses;
 	uint64_t phase_begin; /* CLOCK_MONOTONIC ns; UINT64_MAX: never began */
 	uint64_t phase_end;
-	int cpu;              /* pinning, -1: none */
+	int cpu; /* pinning, -1: none */
 };
 
 /* One MAP_SHARED page set, mapped before the forks: every process sees it,
@@ -25,20 +25,21 @@ struct shared {
 	atomic_int failed;  /* set once, by whoever wrote error[] */
 	atomic_int release; /* the children may exit */
 	char error[RUNNER_ERROR_LEN];
-	atomic_int *flags;  /* [nr_flags], in this mapping too */
+	atomic_int *flags; /* [nr_flags], in this mapping too */
 	struct shared_task tasks[];
 };
 
 /* A region of the current process: its base and each chunk's state. */
 struct nregion {
 	uint8_t *base;
-	int map_flags;      /* MAP_SHARED/PRIVATE | MAP_ANONYMOUS (| MAP_HUGETLB ...) */
+	int map_flags; /* MAP_SHARED/PRIVATE | MAP_ANONYMOUS (| MAP_HUGETLB ...) */
 	bool thp;
 	atomic_bool *mapped; /* [chunks] */
 };
 
 struct nrun {
 	const struct workload *w;
+	const char *file;
 	const struct runner_options *o;
 	struct shared *sh;
 	size_t shared_bytes;

@@ -40,8 +40,8 @@ static bool task_lookup(void *ctx, const char *name, int64_t *value)
 
 static bool task_fail(struct ntask *ts, const struct op *op, const char *msg)
 {
-	runner_fail(ts->run->sh, "%s: %s (task %s/%u)", op->path,
-		    msg, ts->run->w->groups[ts->group].name, ts->thread);
+	runner_fail(ts->run->sh, "%s: %s (task %s/%u)", op->path, msg,
+		    ts->run->w->groups[ts->group].name, ts->thread);
 	return false;
 }
 
@@ -132,10 +132,14 @@ static bool access_op(struct ntask *ts, const struct op *op)
 		return false;
 	if (!op->random && (uint64_t)(first + pages) > region_pages)
 		return task_fail(ts, op, "pages run past the end of the region");
-	struct access a = {.addrs = g_new(uint8_t *, (gsize)pages), .nr = (uint64_t)pages,
-			   .rounds = (uint64_t)rounds, .write = write != 0, .cycles = cycles - 1};
+	struct access a = {.addrs = g_new(uint8_t *, (gsize)pages),
+			   .nr = (uint64_t)pages,
+			   .rounds = (uint64_t)rounds,
+			   .write = write != 0,
+			   .cycles = cycles - 1};
 	for (uint64_t i = 0; i < a.nr; i++) {
-		uint64_t page = op->random ? rng_below(&ts->rng, region_pages) : (uint64_t)first + i;
+		uint64_t page =
+		    op->random ? rng_below(&ts->rng, region_pages) : (uint64_t)first + i;
 		uint64_t h = (page ^ i) * UINT64_C(0x9e3779b97f4a7c15);
 		a.addrs[i] = base + page * size + ((h >> 32) & (size - 1));
 	}
@@ -159,7 +163,8 @@ static bool madvise_op(struct ntask *ts, const struct op *op, uint8_t *addr, uin
 	if (madvise(addr + (uint64_t)first * size, (uint64_t)pages * size, advice) == 0)
 		return true;
 	if (errno == EINVAL && op->pageout)
-		return task_fail(ts, op, "madvise(MADV_PAGEOUT): EINVAL: this kernel lacks "
+		return task_fail(ts, op,
+				 "madvise(MADV_PAGEOUT): EINVAL: this kernel lacks "
 				 "MADV_PAGEOUT (Linux 5.4+)");
 	return sys_fail(ts, op, "madvise", errno);
 }
@@ -179,7 +184,8 @@ static bool do_syscall(struct ntask *ts, const struct op *op, unsigned region, u
 		if (p == MAP_FAILED)
 			return sys_fail(ts, op, "mmap(MAP_FIXED_NOREPLACE)", errno);
 		if (p != addr)
-			return task_fail(ts, op, "mmap: the kernel ignored MAP_FIXED_NOREPLACE "
+			return task_fail(ts, op,
+					 "mmap: the kernel ignored MAP_FIXED_NOREPLACE "
 					 "(Linux 4.17+ needed)");
 		return runner_chunk_setup(run, region, c) ||
 		       sys_fail(ts, op, "madvise after mmap", errno);
@@ -229,7 +235,8 @@ static bool syscall_op(struct ntask *ts, const struct op *op)
 
 static void sleep_ns(uint64_t ns)
 {
-	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000), .tv_nsec = (long)(ns % 1000000000)};
+	struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000),
+			      .tv_nsec = (long)(ns % 1000000000)};
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
 }

@@ -18,17 +18,17 @@
 #include "tlbsim/util/error.h"
 
 const char *const tracefs_reason_columns[TRACEFS_NR_REASONS] = {
-	"tlb_flush_task_switch",  /* TLB_FLUSH_ON_TASK_SWITCH */
-	"tlb_remote_shootdown",   /* TLB_REMOTE_SHOOTDOWN */
-	"tlb_local_shootdown",    /* TLB_LOCAL_SHOOTDOWN */
-	"tlb_local_mm_shootdown", /* TLB_LOCAL_MM_SHOOTDOWN */
-	"tlb_remote_send_ipi",    /* TLB_REMOTE_SEND_IPI */
-	"tlb_remote_wrong_cpu",   /* TLB_REMOTE_WRONG_CPU (v6.2+) */
+    "tlb_flush_task_switch",  /* TLB_FLUSH_ON_TASK_SWITCH */
+    "tlb_remote_shootdown",   /* TLB_REMOTE_SHOOTDOWN */
+    "tlb_local_shootdown",    /* TLB_LOCAL_SHOOTDOWN */
+    "tlb_local_mm_shootdown", /* TLB_LOCAL_MM_SHOOTDOWN */
+    "tlb_remote_send_ipi",    /* TLB_REMOTE_SEND_IPI */
+    "tlb_remote_wrong_cpu",   /* TLB_REMOTE_WRONG_CPU (v6.2+) */
 };
 
 const char *const tracefs_reason_full_columns[TRACEFS_NR_REASONS] = {
-	"tlb_flush_task_switch_full", "tlb_remote_shootdown_full",   "tlb_local_shootdown_full",
-	"tlb_local_mm_shootdown_full", "tlb_remote_send_ipi_full", "tlb_remote_wrong_cpu_full",
+    "tlb_flush_task_switch_full",  "tlb_remote_shootdown_full", "tlb_local_shootdown_full",
+    "tlb_local_mm_shootdown_full", "tlb_remote_send_ipi_full",  "tlb_remote_wrong_cpu_full",
 };
 
 void tracefs_counts_init(struct tracefs_counts *c, unsigned nr_cpus)
@@ -52,8 +52,7 @@ static void count_event(struct tracefs_cpu *c, unsigned reason, bool full)
 }
 
 /* One "... [003] d..1. 123.4: tlb_flush: pages:-1 reason:x (1)" line. */
-static bool parse_line(const char *line, unsigned lineno, struct tracefs_counts *c,
-		       GError **error)
+static bool parse_line(const char *line, unsigned lineno, struct tracefs_counts *c, GError **error)
 {
 	const char *event = strstr(line, " tlb_flush: ");
 	const char *bracket = event ? g_strrstr_len(line, event - line, "[") : NULL;
@@ -91,7 +90,8 @@ bool tracefs_parse(const char *text, struct tracefs_counts *c, GError **error)
 		if (strstr(lines[i], "[LOST ")) {
 			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO,
 				    "trace line %u: the ring buffer lost events (%s): raise "
-				    "--trace-buffer-kb", i + 1, lines[i]);
+				    "--trace-buffer-kb",
+				    i + 1, lines[i]);
 			ok = false;
 		} else if (strstr(lines[i], " tlb_flush: ")) {
 			ok = parse_line(lines[i], i + 1, c, error);
@@ -223,8 +223,7 @@ bool tracefs_start(struct tracefs *t, GError **error)
 {
 	char *kb = g_strdup_printf("%u", t->buffer_kb);
 	bool ok = write_value(t, "events/tlb/tlb_flush/enable", "0", error) &&
-		  write_value(t, "buffer_size_kb", kb, error) &&
-		  write_value(t, "trace", "", error);
+		  write_value(t, "buffer_size_kb", kb, error) && write_value(t, "trace", "", error);
 	g_free(kb);
 	for (unsigned c = 0; ok && c < t->nr_cpus; c++)
 		t->lost_before[c] = lost_on(t, c);
@@ -242,7 +241,8 @@ bool tracefs_stop(struct tracefs *t, struct tracefs_counts *c, GError **error)
 			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO,
 				    "%s: CPU %u's ring buffer lost %" G_GUINT64_FORMAT
 				    " events (overrun or dropped): raise --trace-buffer-kb "
-				    "(now %u)", t->dir, cpu, lost, t->buffer_kb);
+				    "(now %u)",
+				    t->dir, cpu, lost, t->buffer_kb);
 			return false;
 		}
 	}

@@ -17,9 +17,9 @@ extern const char *const procstat_vmstat_names[PROCSTAT_NR_VMSTAT];
 
 struct procstat {
 	unsigned nr_cpus;
-	bool has_tlb_row;   /* /proc/interrupts has a "TLB:" row (x86) */
-	uint64_t *tlb;      /* per CPU, [nr_cpus] */
-	bool has_vmstat;    /* all four nr_tlb_* items were found */
+	bool has_tlb_row; /* /proc/interrupts has a "TLB:" row (x86) */
+	uint64_t *tlb;    /* per CPU, [nr_cpus] */
+	bool has_vmstat;  /* all four nr_tlb_* items were found */
 	uint64_t vmstat[PROCSTAT_NR_VMSTAT];
 };
 

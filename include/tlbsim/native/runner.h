@@ -14,9 +14,9 @@
 #include "tlbsim/workload/workload.h"
 
 struct runner_options {
-	uint64_t seed;       /* the tasks' random access patterns (rng.h streams) */
-	unsigned nr_cpus;    /* $cpus */
-	unsigned ghz_milli;  /* the clock compute ops' cycles are converted at */
+	uint64_t seed;      /* the tasks' random access patterns (rng.h streams) */
+	unsigned nr_cpus;   /* $cpus */
+	unsigned ghz_milli; /* the clock compute ops' cycles are converted at */
 };
 
 /* Called by the coordinating process right before the tasks are released
@@ -29,9 +29,9 @@ struct runner_hooks {
 
 struct runner_result {
 	uint64_t window_ns;
-	uint64_t phase_ns;     /* the report phase's first begin to last end; the window without */
-	uint64_t op_count;     /* report op calls in the report phase */
-	uint64_t op_ns_sum;    /* their wall time */
+	uint64_t phase_ns;  /* the report phase's first begin to last end; the window without */
+	uint64_t op_count;  /* report op calls in the report phase */
+	uint64_t op_ns_sum; /* their wall time */
 	uint64_t accesses;
 	uint64_t round_accesses;
 	uint64_t threads;      /* tasks that made an access */
