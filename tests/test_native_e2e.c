@@ -194,3 +194,56 @@ Test(native_e2e, errors)
 	const char *name[] = {"-w", "munmapp", "-o", "out.csv", NULL};
 	expect_error(name, "munmap");
 }
+
+/* The first line of file @name in @dir (g_free). */
+static char *first_line(const char *dir, const char *name)
+{
+	char *path = g_build_filename(dir, name, NULL), *text = NULL;
+	cr_assert(g_file_get_contents(path, &text, NULL, NULL), "%s", path);
+	char *line = g_strndup(text, strcspn(text, "\n"));
+	g_unlink(path);
+	g_free(path);
+	g_free(text);
+	return line;
+}
+
+Test(native_e2e, headers_are_tlbsims)
+{
+	char *dir = g_dir_make_tmp("native-XXXXXX", NULL);
+	char *argv[] = {(char *)TLBSIM_BINARY,
+			"-T",
+			"haswell-i7",
+			"-w",
+			"munmap",
+			"--set",
+			"workload.file_size=2M",
+			"--set",
+			"workload.threads=1",
+			"-q",
+			"-o",
+			"sim.csv",
+			"--per-cpu",
+			"sim-cpus.csv",
+			NULL};
+	int wait = 0;
+	cr_assert(
+	    g_spawn_sync(dir, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL, &wait, NULL));
+	cr_assert(WIFEXITED(wait) && WEXITSTATUS(wait) == 0);
+	struct result r;
+	const char *args[] = {SMALL_MUNMAP, "--no-trace",      "-o", "native.csv",
+			      "--per-cpu",  "native-cpus.csv", NULL};
+	run(&r, dir, args);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	char *sim = first_line(dir, "sim.csv"), *native = first_line(dir, "native.csv");
+	char *sim_cpus = first_line(dir, "sim-cpus.csv"),
+	     *native_cpus = first_line(dir, "native-cpus.csv");
+	cr_assert_str_eq(native, sim);
+	cr_assert_str_eq(native_cpus, sim_cpus);
+	g_free(sim);
+	g_free(native);
+	g_free(sim_cpus);
+	g_free(native_cpus);
+	g_rmdir(dir);
+	g_free(dir);
+	result_clear(&r);
+}
