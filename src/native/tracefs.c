@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -119,6 +120,7 @@ uint64_t tracefs_parse_lost(const char *text)
 
 struct tracefs {
 	char *dir;
+	int lock_fd;  /* held while the session lasts, -1 if none */
 	bool mounted; /* by us */
 	unsigned nr_cpus;
 	unsigned buffer_kb;
@@ -191,19 +193,42 @@ static bool find_dir(struct tracefs *t, GError **error)
 	return false;
 }
 
+/*
+ * Tracefs has one buffer and one enable per event for the whole machine:
+ * two traced runs at once would clear and disable each other's, so the
+ * second waits for the first.
+ */
+#define TRACEFS_LOCK "/tmp/tlbsim-native-tracefs.lock"
+
+static int lock_tracing(void)
+{
+	int fd = open(TRACEFS_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 struct tracefs *tracefs_open(unsigned nr_cpus, unsigned buffer_kb, GError **error)
 {
 	struct tracefs *t = g_new0(struct tracefs, 1);
+	t->lock_fd = -1;
 	t->nr_cpus = nr_cpus;
 	t->buffer_kb = buffer_kb;
 	if (!find_dir(t, error)) {
 		tracefs_close(t);
 		return NULL;
 	}
+	t->lock_fd = lock_tracing();
 	t->saved_enable = read_value(t, "events/tlb/tlb_flush/enable");
 	t->saved_on = read_value(t, "tracing_on");
-	/* "7 (expanded: 1408)" before the buffer was first used: the number. */
+	/* "7 (expanded: 1408)" before the buffer was first used: the size it
+	 * takes once used, which is what it becomes again. */
 	t->saved_kb = read_value(t, "buffer_size_kb");
+	const char *expanded = strstr(t->saved_kb, "(expanded: ");
+	if (expanded)
+		memmove(t->saved_kb, expanded + 11, strlen(expanded + 11) + 1);
 	t->saved_kb[strspn(t->saved_kb, "0123456789")] = '\0';
 	t->lost_before = g_new0(uint64_t, nr_cpus);
 	return t;
@@ -273,6 +298,8 @@ void tracefs_close(struct tracefs *t)
 	}
 	if (t->mounted)
 		umount(t->dir);
+	if (t->lock_fd >= 0)
+		close(t->lock_fd);
 	g_free(t->dir);
 	g_free(t->saved_enable);
 	g_free(t->saved_on);
