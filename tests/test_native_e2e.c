@@ -164,6 +164,29 @@ Test(native_e2e, traced_when_tracefs_is_writable)
 	result_clear(&r);
 }
 
+/* A ring buffer too small for the run's events: exit 1, nothing written. */
+Test(native_e2e, lost_events_fail)
+{
+	if (access(TLB_ENABLE, W_OK) != 0)
+		cr_skip_test("no writable tracefs here (%s): the trace part needs root", TLB_ENABLE);
+	char *dir = g_dir_make_tmp("native-XXXXXX", NULL);
+	struct result r;
+	/* tlb_flush2 on 1 thread: 2 x 2200 madvise+fault pairs, flushes
+	 * far beyond what 64 KiB hold. */
+	const char *args[] = {"-w", "tlb_flush2", "--set", "workload.threads=1", "-q",
+			      "--trace-buffer-kb", "64", "-o", "out.csv", NULL};
+	run(&r, dir, args);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_assert(strstr(r.err, "ring buffer lost") && strstr(r.err, "raise --trace-buffer-kb"),
+		  "%s", r.err);
+	char *path = g_build_filename(dir, "out.csv", NULL);
+	cr_assert_not(g_file_test(path, G_FILE_TEST_EXISTS), "nothing written");
+	g_free(path);
+	g_rmdir(dir);
+	g_free(dir);
+	result_clear(&r);
+}
+
 static void expect_error(const char *const *args, const char *want)
 {
 	char *dir = g_dir_make_tmp("native-XXXXXX", NULL);

@@ -172,8 +172,9 @@ static int run(const struct native_options *o, unsigned nr_cpus, struct window_s
 	struct runner_hooks hooks = {.before = hook_before, .after = hook_after, .ctx = s};
 	struct runner_result r;
 	if (!runner_run(w, file, &ro, &hooks, &r, &error)) {
-		/* A failed measurement (tracefs) is 1, like tlbsim's internal errors. */
-		code = error->domain == TLBSIM_ERROR && error->code == TLBSIM_ERROR_IO ? 1 : 2;
+		/* A failed op is the input's (2); a failed measurement (tracefs,
+		 * /proc) is 1, like tlbsim's internal errors. */
+		code = error->domain == TLBSIM_ERROR && error->code == TLBSIM_ERROR_INVALID ? 2 : 1;
 		goto out_clear;
 	}
 	char *policy = kernel_policy();
