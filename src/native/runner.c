@@ -149,18 +149,36 @@ static bool group_cpu(const struct workload *w, unsigned g, unsigned thread, uns
 
 /* ---- a child: its regions and its threads ------------------------------------------ */
 
-/* A 2 MiB-aligned reservation of @bytes (over-map, trim both ends). */
+static uintptr_t round_up_2m(uintptr_t a)
+{
+	return (a + ALIGN_2M - 1) & ~(uintptr_t)(ALIGN_2M - 1);
+}
+
+/*
+ * A 2 MiB-aligned place for @bytes (over-map, trim), with a 2 MiB PROT_NONE
+ * guard below its start and above its last 2 MiB boundary: tlbsim leaves
+ * 2 MiB between regions, so no other mapping shares a page-table page with
+ * the region and decides whether a munmap frees one.  The region itself is
+ * mapped over the returned address with MAP_FIXED.
+ */
 static uint8_t *reserve_aligned(uint64_t bytes)
 {
-	uint8_t *p = mmap(NULL, bytes + ALIGN_2M, PROT_NONE,
+	uint64_t span = round_up_2m(bytes) + 3 * ALIGN_2M;
+	uint8_t *p = mmap(NULL, span + ALIGN_2M, PROT_NONE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	uint8_t *aligned = (uint8_t *)(((uintptr_t)p + ALIGN_2M - 1) & ~(uintptr_t)(ALIGN_2M - 1));
-	if (aligned > p)
-		munmap(p, (size_t)(aligned - p));
-	munmap(aligned + bytes, (size_t)(p + ALIGN_2M - aligned));
-	return aligned;
+	uint8_t *guard_low = (uint8_t *)round_up_2m((uintptr_t)p);
+	uint8_t *base = guard_low + ALIGN_2M;
+	uint8_t *end = base + bytes;
+	uint8_t *guard_high = (uint8_t *)round_up_2m((uintptr_t)end);
+	uint8_t *top = p + span + ALIGN_2M;
+	if (guard_low > p)
+		munmap(p, (size_t)(guard_low - p));
+	if (guard_high > end)
+		munmap(end, (size_t)(guard_high - end));
+	munmap(guard_high + ALIGN_2M, (size_t)(top - guard_high - ALIGN_2M));
+	return base;
 }
 
 static bool map_fail(struct nrun *run, unsigned i, const char *what, int err)
