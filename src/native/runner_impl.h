@@ -68,6 +68,8 @@ void runner_fail(struct shared *sh, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 uint8_t *runner_chunk_addr(const struct nrun *run, unsigned r, uint64_t c);
 /* After an mmap of chunk @c: keep it a VMA of its own, THP-backed if asked. */
 bool runner_chunk_setup(const struct nrun *run, unsigned r, uint64_t c);
+/* The child process of mm @mm: map, populate, run its tasks; never returns. */
+_Noreturn void runner_child_main(struct nrun *run, unsigned mm);
 /* Run @ts's program to its end; false after runner_fail(). */
 bool runner_task_run(struct ntask *ts);
 /* The JSON path of the op the calling thread runs, or NULL. */
