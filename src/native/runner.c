@@ -9,52 +9,16 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "runner_impl.h"
 #include "tlbsim/util/error.h"
-
-uint64_t runner_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
-void runner_futex_wait(atomic_int *word, int value)
-{
-	/* 100 ms at most: the coordinator also watches for dead children. */
-	struct timespec timeout = {.tv_nsec = 100000000};
-	syscall(SYS_futex, (int *)word, FUTEX_WAIT, value, &timeout, NULL, 0);
-}
-
-void runner_futex_wake(atomic_int *word)
-{
-	syscall(SYS_futex, (int *)word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-}
-
-void runner_fail(struct shared *sh, const char *fmt, ...)
-{
-	int expected = 0;
-	if (atomic_compare_exchange_strong(&sh->failed, &expected, -1)) {
-		va_list args;
-		va_start(args, fmt);
-		vsnprintf(sh->error, sizeof(sh->error), fmt, args);
-		va_end(args);
-		atomic_store(&sh->failed, 1);
-	}
-	runner_futex_wake(&sh->done);
-	runner_futex_wake(&sh->ready);
-}
 
 /* ---- checks ------------------------------------------------------------------------ */
 

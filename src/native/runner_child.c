@@ -29,20 +29,6 @@
  * runner_child_main()): an access op's address table of up to 128 Ki pages. */
 #define WARM_MALLOC_BYTES (1u << 20)
 
-uint8_t *runner_chunk_addr(const struct nrun *run, unsigned r, uint64_t c)
-{
-	const struct region *reg = &run->w->regions[r];
-	return run->regions[r].base + (reg->chunks - 1 - c) * reg->chunk_bytes;
-}
-
-bool runner_chunk_setup(const struct nrun *run, unsigned r, uint64_t c)
-{
-	const struct region *reg = &run->w->regions[r];
-	uint8_t *addr = runner_chunk_addr(run, r, c);
-	return (!run->regions[r].thp || madvise(addr, reg->chunk_bytes, MADV_HUGEPAGE) == 0) &&
-	       (c % 2 == 0 || madvise(addr, reg->chunk_bytes, MADV_DONTFORK) == 0);
-}
-
 /* ---- a child: its regions and its threads ------------------------------------------ */
 
 static uintptr_t round_up_2m(uintptr_t a)
