@@ -1109,3 +1109,31 @@ Test(inputs_extends, policy_extends_a_bundled_preset)
 	g_free(path);
 	scratch_remove(&s);
 }
+
+/* tlbsim-native's load: the workload alone, $cpus the machine's given count,
+ * its --set applied and blamed as inputs_load() does. */
+Test(inputs_load_workload, without_a_topology)
+{
+	const char *const sets[] = {"workload.threads=3", NULL};
+	struct inputs_request request = {.names = {[INPUT_WORKLOAD] = "tlb_flush2"},
+					 .sets = sets};
+	struct inputs inputs;
+	GError *err = NULL;
+	cr_assert(inputs_load_workload(&request, 5, &inputs, &err), "%s", err ? err->message : "");
+	cr_expect_null(inputs.topology);
+	cr_expect_str_eq(inputs.names[INPUT_WORKLOAD], "tlb_flush2");
+	cr_expect_eq(inputs.workload->groups[0].count, 3);
+	inputs_clear(&inputs);
+
+	/* threads defaults to $cpus: the count given. */
+	request.sets = NULL;
+	cr_assert(inputs_load_workload(&request, 5, &inputs, &err));
+	cr_expect_eq(inputs.workload->groups[0].count, 5);
+	inputs_clear(&inputs);
+
+	const char *const bad[] = {"workload.pages=0", NULL};
+	request.sets = bad;
+	cr_assert_not(inputs_load_workload(&request, 5, &inputs, &err));
+	cr_expect(g_str_has_prefix(err->message, "--set workload.pages=0: "), "%s", err->message);
+	g_error_free(err);
+}

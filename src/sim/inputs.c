@@ -615,8 +615,10 @@ static bool read_kind(enum inputs_kind kind, const cJSON *json, struct inputs *i
 		return inputs->policy && policy_check_topology(inputs->policy, inputs->topology,
 								error);
 	case INPUT_WORKLOAD:
-		inputs->workload =
-		    workload_from_json(json, file, topology_nr_cpus(inputs->topology), stop, error);
+		inputs->workload = workload_from_json(
+		    json, file,
+		    inputs->topology ? topology_nr_cpus(inputs->topology) : inputs->nr_cpus, stop,
+		    error);
 		return inputs->workload != NULL;
 	default:
 		g_assert_not_reached();
@@ -641,7 +643,7 @@ static bool load_with(enum inputs_kind kind, const char *const *sets, struct inp
 static char *probe(enum inputs_kind kind, const char *const *sets, const struct inputs *inputs,
 		   const struct stop *stop)
 {
-	struct inputs scratch = {.topology = inputs->topology};
+	struct inputs scratch = {.topology = inputs->topology, .nr_cpus = inputs->nr_cpus};
 	if (kind == INPUT_TOPOLOGY)
 		scratch.topology = NULL;
 	scratch.paths[kind] = inputs->paths[kind];
@@ -939,6 +941,19 @@ bool inputs_load(const struct inputs_request *request, struct inputs *inputs, GE
 			g_clear_error(error);
 			stop_set_error(request->stop, error);
 		}
+		return false;
+	}
+	return true;
+}
+
+bool inputs_load_workload(const struct inputs_request *request, unsigned nr_cpus,
+			  struct inputs *inputs, GError **error)
+{
+	memset(inputs, 0, sizeof(*inputs));
+	inputs->nr_cpus = nr_cpus;
+	if (!inputs_check_sets(request->sets, error) ||
+	    !load_kind(request, INPUT_WORKLOAD, inputs, error)) {
+		inputs_clear(inputs);
 		return false;
 	}
 	return true;

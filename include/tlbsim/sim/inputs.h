@@ -32,6 +32,9 @@ struct inputs {
 	struct topology *topology;
 	struct workload *workload;
 	struct policy *policy;
+	/* The machine's CPUs for a workload loaded without a topology
+	 * (inputs_load_workload()); 0 otherwise. */
+	unsigned nr_cpus;
 };
 
 /**
@@ -48,6 +51,15 @@ struct inputs {
  */
 bool inputs_load(const struct inputs_request *request, struct inputs *inputs, GError **error);
 void inputs_clear(struct inputs *inputs);
+/**
+ * inputs_load_workload() - inputs_load() for the workload alone, on a
+ * machine of @nr_cpus CPUs (its $cpus and pinning checks): what
+ * tlbsim-native runs, with no topology or policy.  request->names other
+ * than the workload's are ignored; --set options of other kinds are skipped
+ * (the caller refuses them).  Errors as inputs_load()'s.
+ */
+bool inputs_load_workload(const struct inputs_request *request, unsigned nr_cpus,
+			  struct inputs *inputs, GError **error);
 
 /**
  * inputs_keys() - the keys --set can change in the files @request names.
