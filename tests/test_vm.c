@@ -722,3 +722,54 @@ Test(vm, tlb_flush2_faults_share_one_vma_lock)
 	support_run_free(&r);
 	g_free(json);
 }
+
+/*
+ * tlb_finish_mmu() with another gather of the mm in flight: two tasks on two
+ * CPUs madvise(DONTNEED) their own 4-page chunk, of which only the first page
+ * is present, the second 100 cycles after the first, while the first still
+ * waits for its IPI.  The second sees tlb_flush_pending at 2: from 5.2
+ * (linux-6.1) it flushes everything, so cpu 0 takes a full flush for it; in
+ * 4.13-5.1 (linux-4.20) its whole 4-page range rather than the one page it
+ * gathered.  With the knob at "none", cpu 0 flushes the one page.
+ */
+static const char *const nested_case =
+	"{\"name\": \"nested\","
+	" \"regions\": [{\"name\": \"r\", \"chunks\": 2, \"chunk_size\": 16384,"
+	"               \"populate\": \"first\"}],"
+	" \"tasks\": [{\"name\": \"t\", \"count\": 2, \"cpu\": \"$thread\", \"program\": ["
+	"   {\"op\": \"compute\", \"cycles\": \"30000 + 100 * $thread\"},"
+	"   {\"op\": \"madvise\", \"region\": \"r\", \"chunk\": \"$thread\","
+	"    \"advice\": \"dontneed\"}]}]}";
+
+static struct support_run nested_run(const char *policy, const char *knob)
+{
+	char *set = g_strdup_printf("nested_flush=%s", knob);
+	const char *const sets[] = {set, NULL};
+	struct support_run r = support_run("tiny-2cpu-pcid.json", policy, sets, nested_case);
+	g_free(set);
+	return r;
+}
+
+Test(vm, nested_gather_flushes_everything_from_5_2)
+{
+	struct support_run r = nested_run("linux-6.1", "full");
+	cr_expect_eq(CPU(r, 0, tlb_remote_shootdown), 1);
+	cr_expect_eq(CPU(r, 0, tlb_remote_shootdown_full), 1, "cpu 1's nested gather");
+	cr_expect_eq(CPU(r, 0, invlpg), 1, "only cpu 0's own page, by INVLPG");
+	support_run_free(&r);
+	r = nested_run("linux-6.1", "none");
+	cr_expect_eq(CPU(r, 0, tlb_remote_shootdown_full), 0);
+	cr_expect_eq(CPU(r, 0, invlpg), 2, "its own page and cpu 1's");
+	support_run_free(&r);
+}
+
+Test(vm, nested_gather_flushes_its_range_in_4_13_to_5_1)
+{
+	struct support_run r = nested_run("linux-4.20", "range");
+	cr_expect_eq(CPU(r, 0, invlpg), 1 + 4, "its own page, then cpu 1's whole chunk");
+	cr_expect_eq(CPU(r, 0, tlb_remote_shootdown_full), 0, "4 pages: under the ceiling");
+	support_run_free(&r);
+	r = nested_run("linux-4.20", "none");
+	cr_expect_eq(CPU(r, 0, invlpg), 1 + 1);
+	support_run_free(&r);
+}

@@ -45,6 +45,13 @@ static const char *const reclaim_names[] = {
 	NULL,
 };
 
+static const char *const nested_flush_names[] = {
+	[NESTED_FLUSH_NONE] = "none",
+	[NESTED_FLUSH_RANGE] = "range",
+	[NESTED_FLUSH_FULL] = "full",
+	NULL,
+};
+
 static const char *const policy_keys[] = {
 	"name",
 	"description",
@@ -65,6 +72,7 @@ static const char *const policy_keys[] = {
 	"per_vma_lock",
 	"munmap_downgrade",
 	"reclaim_flush",
+	"nested_flush",
 	"riscv_flush_all_threshold",
 	"arm64_max_tlbi_ops",
 	"sched",
@@ -196,7 +204,7 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	struct config_node root = config_root(json, file);
 	struct policy *policy = g_new0(struct policy, 1);
 	uint64_t ceiling = 33, riscv_threshold = 64, max_tlbi = 512;
-	int munmap_range = MUNMAP_FLUSH_GATHERED, huge_range = 0, reclaim = 0;
+	int munmap_range = MUNMAP_FLUSH_GATHERED, huge_range = 0, reclaim = 0, nested = 0;
 	int range = 0, targets = 0, lazy = 0, arch = 0;
 
 	if (!config_check_keys(&root, policy_keys, error) ||
@@ -219,6 +227,7 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	    !config_get_enum(&root, "huge_page_range", true, huge_range_names, &huge_range,
 			     error) ||
 	    !config_get_enum(&root, "reclaim_flush", true, reclaim_names, &reclaim, error) ||
+	    !config_get_enum(&root, "nested_flush", false, nested_flush_names, &nested, error) ||
 	    !config_get_bool(&root, "pcid", true, &policy->pcid, error) ||
 	    !policy_read_bool(&root, "lazy_table_free_ipi", true, &policy->lazy_table_free_ipi,
 			      error) ||
@@ -240,6 +249,7 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	policy->lazy = lazy_ops[lazy];
 	policy->huge_page_range = (enum huge_page_range)huge_range;
 	policy->reclaim_flush = (enum reclaim_flush)reclaim;
+	policy->nested_flush = (enum nested_flush)nested;
 	policy->riscv_flush_all_threshold = (unsigned)riscv_threshold;
 	policy->arm64_max_tlbi_ops = (unsigned)max_tlbi;
 	if (policy->lazy->arch != policy->arch->arch) {

@@ -29,6 +29,8 @@
 
 #define PAGE_4K (UINT64_C(1) << 12)
 #define PMD_SIZE (UINT64_C(1) << 21)
+/* The top of x86-64's 4-level user address space (TASK_SIZE_MAX, rounded). */
+#define TASK_SIZE_END (UINT64_C(1) << 47)
 
 struct mmu_gather {
 	uint64_t start;
@@ -83,6 +85,7 @@ struct vm_call {
 	uint64_t freed_start, freed_end; /* PTE pages freed: spans [start, end] (bytes) */
 	uint64_t freed_pages;    /* present PTEs zapped: pages freed after the flush */
 	bool freed_tables;
+	bool gathering;          /* counted in mm->tlb_flush_pending until flushed */
 	/* Pages of [start, end) present but left as they were (no generation
 	 * of this call): its return must not commit them, or a later call's
 	 * change to them would look committed before that call's flush. */
@@ -409,6 +412,8 @@ static void vm_return_event(void *target, uint64_t time)
 static void vm_flushed(struct kernel *k, void *ctx, uint64_t time)
 {
 	struct vm_call *call = ctx;
+	if (call->gathering) /* dec_tlb_flush_pending() */
+		call->mm->tlb_flush_pending--;
 	/* tlb_finish_mmu() frees the zapped pages only now, after the flush;
 	 * hugetlb pages never were on the LRU. */
 	if (!call->vma->hugetlb)
@@ -568,6 +573,37 @@ static void vm_fault_return(struct vm_call *call, uint64_t t)
 	vm_call_return(call, t);
 }
 
+/* The calls that change PTEs under an mmu_gather (inc_tlb_flush_pending()
+ * at tlb_gather_mmu()): munmap and madvise; mprotect from 6.0, which the
+ * presets with NESTED_FLUSH_FULL all are. */
+static bool vm_gathers(const struct kernel *k, enum vm_kind kind)
+{
+	return kind == VM_MUNMAP || kind == VM_DONTNEED ||
+	       (kind == VM_MPROTECT && k->policy->nested_flush == NESTED_FLUSH_FULL);
+}
+
+/*
+ * tlb_finish_mmu(): another gather of the mm still in flight may have left a
+ * PTE cleared but not yet flushed that this call skipped, so the flush widens
+ * (mm_tlb_flush_nested()).  Returns whether the call flushes at all.
+ */
+static bool tlb_finish_mmu_range(struct kernel *k, struct vm_call *call, uint64_t *start,
+				 uint64_t *end, bool *freed_tables)
+{
+	if (!call->gathering || call->mm->tlb_flush_pending < 2 ||
+	    k->policy->nested_flush == NESTED_FLUSH_NONE)
+		return *start < *end;
+	if (k->policy->nested_flush == NESTED_FLUSH_RANGE) {
+		*start = call->start;
+		*end = call->end;
+	} else {
+		*start = 0;
+		*end = TASK_SIZE_END; /* fullmm: beyond any ceiling, a full flush */
+		*freed_tables = true;
+	}
+	return true;
+}
+
 /*
  * The call's page-table work, at a global event: from here on every CPU's page
  * walks see the new PTEs.  Then the flush, then the return.
@@ -591,6 +627,10 @@ static void vm_apply_event(void *target, uint64_t unused)
 		return;
 	}
 	call->gen_lo = call->mm->next_gen;
+	if (vm_gathers(k, call->kind)) {
+		call->gathering = true;
+		call->mm->tlb_flush_pending++;
+	}
 	switch (call->kind) {
 	case VM_MUNMAP: {
 		/* The VMA is split off and detached before the downgrade. */
@@ -637,11 +677,12 @@ static void vm_apply_event(void *target, uint64_t unused)
 		end = tlb.end;
 	}
 	struct kcont flushed = {.fn = vm_flushed, .ctx = call};
-	if (start >= end)
+	bool freed_tables = tlb.freed_tables;
+	if (!tlb_finish_mmu_range(k, call, &start, &end, &freed_tables))
 		vm_flushed(k, call, t);
 	else
 		flush_tlb_mm_range(k, call->cpu, call->mm, call->vma, start, end,
-				   tlb_get_unmap_shift(call->vma), tlb.freed_tables, t, flushed);
+				   tlb_get_unmap_shift(call->vma), freed_tables, t, flushed);
 }
 
 /*

@@ -128,6 +128,16 @@ enum munmap_flush_range {
 	MUNMAP_FLUSH_GATHERED, /* 4.0+: only what mmu_gather saw (present PTEs, freed tables) */
 };
 
+/*
+ * tlb_finish_mmu() when another mmu_gather of the same mm is in flight
+ * (mm_tlb_flush_nested(): references.md, 'Linux: nested mmu_gather flushes').
+ */
+enum nested_flush {
+	NESTED_FLUSH_NONE,  /* before 4.13: each gather flushes what it gathered */
+	NESTED_FLUSH_RANGE, /* 4.13-5.1: the call's whole range, not only what it gathered */
+	NESTED_FLUSH_FULL,  /* 5.2+: fullmm with freed_tables: everything, lazy CPUs too */
+};
+
 struct sched_params {
 	/* CFS tunables before scaling; scaled by 1 + ilog2(min(cpus, 8)) like
 	 * SCHED_TUNABLESCALING_LOG. */
@@ -149,6 +159,7 @@ struct policy {
 	enum huge_page_range huge_page_range;
 	enum munmap_flush_range munmap_flush_range;
 	enum reclaim_flush reclaim_flush;
+	enum nested_flush nested_flush;
 	bool pcid;                   /* use the hardware's PCIDs (4.14+), 6 per CPU */
 	bool lazy_table_free_ipi;    /* lazier eras: IPI lazy CPUs when tables were freed */
 	bool concurrent_local_flush; /* 5.13+: local flush overlaps the remote ones */
