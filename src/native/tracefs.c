@@ -244,21 +244,28 @@ static uint64_t lost_on(const struct tracefs *t, unsigned cpu)
 	return lost;
 }
 
+/*
+ * Enabling or disabling the event patches its static key: x86 text_poke()
+ * switches to a temporary mm and back for each site, which the event itself
+ * traces as flushes on task switch (about 100).  So the event is switched
+ * only while recording is off, and the buffer cleared after it.
+ */
 bool tracefs_start(struct tracefs *t, GError **error)
 {
 	char *kb = g_strdup_printf("%u", t->buffer_kb);
-	bool ok = write_value(t, "events/tlb/tlb_flush/enable", "0", error) &&
+	bool ok = write_value(t, "tracing_on", "0", error) &&
+		  write_value(t, "events/tlb/tlb_flush/enable", "1", error) &&
 		  write_value(t, "buffer_size_kb", kb, error) && write_value(t, "trace", "", error);
 	g_free(kb);
 	for (unsigned c = 0; ok && c < t->nr_cpus; c++)
 		t->lost_before[c] = lost_on(t, c);
-	return ok && write_value(t, "events/tlb/tlb_flush/enable", "1", error) &&
-	       write_value(t, "tracing_on", "1", error);
+	return ok && write_value(t, "tracing_on", "1", error);
 }
 
 bool tracefs_stop(struct tracefs *t, struct tracefs_counts *c, GError **error)
 {
-	if (!write_value(t, "events/tlb/tlb_flush/enable", "0", error))
+	if (!write_value(t, "tracing_on", "0", error) ||
+	    !write_value(t, "events/tlb/tlb_flush/enable", "0", error))
 		return false;
 	for (unsigned cpu = 0; cpu < t->nr_cpus; cpu++) {
 		uint64_t lost = lost_on(t, cpu) - t->lost_before[cpu];
