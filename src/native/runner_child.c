@@ -167,6 +167,10 @@ __attribute__((noinline)) static void touch_stack(void)
 		p[i] = 0;
 }
 
+/* Tasks of this process at the start barrier: the main thread waits for all
+ * of them before it resets the mask and reports them ready. */
+static atomic_int local_ready;
+
 static void *task_thread(void *arg)
 {
 	struct ntask *ts = arg;
@@ -185,14 +189,18 @@ static void *task_thread(void *arg)
 	g_free(g_malloc(WARM_MALLOC_BYTES));
 	touch_stack();
 	(void)*(volatile const char *)ts->out;
-	atomic_fetch_add(&sh->ready, 1);
-	runner_futex_wake(&sh->ready);
+	atomic_fetch_add(&local_ready, 1);
+	runner_futex_wake(&local_ready);
 	for (int s; (s = atomic_load(&sh->start)) == 0;)
 		runner_futex_wait(&sh->start, 0);
 	if (atomic_load(&sh->start) == 1)
 		runner_task_run(ts);
 	atomic_fetch_add(&sh->done, 1);
 	runner_futex_wake(&sh->done);
+	/* Not gone before the window ends: glibc's thread exit madvise()s the
+	 * stack away, a flush the workload did not ask for. */
+	for (int r; (r = atomic_load(&sh->release)) == 0;)
+		runner_futex_wait(&sh->release, 0);
 	return NULL;
 }
 
@@ -212,6 +220,49 @@ static void on_fault(int sig)
 		atomic_store(&fault_shared->failed, 1);
 	}
 	_exit(2);
+}
+
+/*
+ * Leave in mm_cpumask only the CPUs that run this process now, as tlbsim's
+ * mm starts: every CPU the setup ran on stays in the mask, lazily, until a
+ * flush that freed page tables reaches it (it then switches to init_mm and
+ * leaves), and until then every flush traces a "remote ipi send".  So free
+ * a page-table page: touch one page of a 2 MiB-aligned span (THP off, so
+ * that it gets a PTE page) and unmap it.  Done on the CPU of the process's first task
+ * if it is pinned, since this thread's own CPU stays in the mask.
+ */
+static void reset_mm_cpumask(const struct nrun *run, unsigned mm)
+{
+	const struct workload *w = run->w;
+	int cpu = -1;
+	for (unsigned g = 0, id = 0; g < w->nr_groups && cpu < 0; id += w->groups[g].count, g++)
+		if (w->groups[g].mm == mm && w->groups[g].count > 0)
+			cpu = run->sh->tasks[id].cpu;
+	if (cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		(void)sched_setaffinity(0, sizeof(set), &set);
+	}
+	size_t len = 4u << 20;
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	uint8_t *span = (uint8_t *)(((uintptr_t)p + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
+	(void)madvise(p, len, MADV_NOHUGEPAGE);
+	*(volatile uint8_t *)span = 1;
+	munmap(p, len);
+}
+
+/* Wait for this process's @n tasks at the barrier, reset the mask, then
+ * report them to the coordinator. */
+static void report_ready(struct nrun *run, unsigned mm, int n)
+{
+	for (int now; (now = atomic_load(&local_ready)) < n && !atomic_load(&run->sh->failed);)
+		runner_futex_wait(&local_ready, now);
+	reset_mm_cpumask(run, mm);
+	atomic_fetch_add(&run->sh->ready, n);
+	runner_futex_wake(&run->sh->ready);
 }
 
 _Noreturn void runner_child_main(struct nrun *run, unsigned mm)
@@ -253,6 +304,7 @@ _Noreturn void runner_child_main(struct nrun *run, unsigned mm)
 			g_ptr_array_add(threads, th);
 		}
 	}
+	report_ready(run, mm, (int)threads->len);
 	for (unsigned i = 0; i < threads->len; i++)
 		pthread_join(*(pthread_t *)g_ptr_array_index(threads, i), NULL);
 	for (int r; (r = atomic_load(&run->sh->release)) == 0;)
