@@ -80,7 +80,8 @@ struct mm {
 	uint32_t *pmd_users;   /* mapped VMAs touching each 2 MiB span: 0 = PTE page freed */
 	uint32_t next_gen;     /* generation source for PTE changes */
 	uint64_t tlb_gen;      /* x86 mm->context.tlb_gen: bumped by every flush request */
-	unsigned tlb_flush_pending; /* mmu_gathers between their first PTE change and their flush's end */
+	/* mmu_gathers between their first PTE change and their flush's end */
+	unsigned tlb_flush_pending;
 	/* tlb_gen's line: inc_mm_tlb_gen() is an RMW on it, flush_tlb_func() a
 	 * load (4.14+; switch_mm's load is taken to hit a shared copy). */
 	struct cacheline context_line;
