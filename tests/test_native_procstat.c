@@ -6,21 +6,14 @@
  */
 #include <criterion/criterion.h>
 #include <glib.h>
+#include "native_data.h"
 #include "tlbsim/native/procstat.h"
-
-static char *data(const char *name)
-{
-	char *path = g_build_filename(TLBSIM_TEST_DATA, "native", name, NULL), *text = NULL;
-	cr_assert(g_file_get_contents(path, &text, NULL, NULL), "%s", path);
-	g_free(path);
-	return text;
-}
 
 Test(native_procstat, tlb_row_per_cpu)
 {
 	struct procstat s;
 	procstat_init(&s, 4);
-	char *text = data("interrupts-4cpu.txt");
+	char *text = native_data("interrupts-4cpu.txt");
 	GError *error = NULL;
 	cr_assert(procstat_parse_interrupts(text, &s, &error));
 	cr_assert(s.has_tlb_row);
@@ -36,7 +29,7 @@ Test(native_procstat, offline_cpu_leaves_a_gap)
 {
 	struct procstat s;
 	procstat_init(&s, 3);
-	char *text = data("interrupts-offline.txt");
+	char *text = native_data("interrupts-offline.txt");
 	cr_assert(procstat_parse_interrupts(text, &s, NULL));
 	cr_assert_eq(s.tlb[0], 7);
 	cr_assert_eq(s.tlb[1], 0);
@@ -73,7 +66,7 @@ Test(native_procstat, vmstat_items)
 {
 	struct procstat s;
 	procstat_init(&s, 1);
-	char *text = data("vmstat-debug-tlbflush.txt");
+	char *text = native_data("vmstat-debug-tlbflush.txt");
 	procstat_parse_vmstat(text, &s);
 	cr_assert(s.has_vmstat);
 	cr_assert_eq(s.vmstat[0], 264);

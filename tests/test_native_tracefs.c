@@ -7,21 +7,14 @@
  */
 #include <criterion/criterion.h>
 #include <glib.h>
+#include "native_data.h"
 #include "tlbsim/native/tracefs.h"
-
-static char *data(const char *name)
-{
-	char *path = g_build_filename(TLBSIM_TEST_DATA, "native", name, NULL), *text = NULL;
-	cr_assert(g_file_get_contents(path, &text, NULL, NULL), "%s", path);
-	g_free(path);
-	return text;
-}
 
 Test(native_tracefs, recorded_trace)
 {
 	struct tracefs_counts c;
 	tracefs_counts_init(&c, 4);
-	char *text = data("trace-6.1.txt");
+	char *text = native_data("trace-6.1.txt");
 	GError *error = NULL;
 	cr_assert(tracefs_parse(text, &c, &error), "%s", error ? error->message : "");
 	cr_assert_eq(c.total.events, 9, "the sched_switch line is not a tlb_flush");
@@ -77,7 +70,7 @@ Test(native_tracefs, refused)
 
 Test(native_tracefs, lost_from_stats)
 {
-	char *text = data("stats-lost.txt");
+	char *text = native_data("stats-lost.txt");
 	cr_assert_eq(tracefs_parse_lost(text), 5, "overrun 3 + dropped 2, not commit overrun");
 	cr_assert_eq(tracefs_parse_lost("entries: 1\noverrun: 0\ndropped events: 0\n"), 0);
 	g_free(text);

@@ -168,16 +168,6 @@ static void collect(const struct workload *w, const struct shared *sh, uint64_t 
 	r->phase_ns = w->report_phase < 0 ? window_ns : end > begin ? end - begin : 0;
 }
 
-/* Does @ops (loop bodies included) have an access op? */
-static bool has_access(const struct op *ops, unsigned nr)
-{
-	for (unsigned i = 0; i < nr; i++)
-		if (ops[i].kind == OP_ACCESS ||
-		    (ops[i].kind == OP_LOOP && has_access(ops[i].body, ops[i].nr_body)))
-			return true;
-	return false;
-}
-
 /* The window: release, wait for every task, with the hooks around it. */
 static bool window(struct nrun *run, const struct runner_hooks *hooks, pid_t *pids, uint64_t *ns,
 		   GError **error)
@@ -243,7 +233,7 @@ bool runner_run(const struct workload *w, const char *file, const struct runner_
 	if (ok) {
 		collect(w, run.sh, ns, result);
 		for (unsigned g = 0; g < w->nr_groups; g++)
-			if (has_access(w->groups[g].ops, w->groups[g].nr_ops))
+			if (workload_ops_access(w->groups[g].ops, w->groups[g].nr_ops))
 				result->access_tasks += w->groups[g].count;
 	}
 	munmap(run.sh, bytes);

@@ -364,16 +364,6 @@ static const struct task_ops interp_task_ops = {.run = interp_run};
 
 /* ---- construction ---------------------------------------------------------- */
 
-/* Does @ops (loop bodies included) have an access op? */
-static bool has_access(const struct op *ops, unsigned nr)
-{
-	for (unsigned i = 0; i < nr; i++)
-		if (ops[i].kind == OP_ACCESS ||
-		    (ops[i].kind == OP_LOOP && has_access(ops[i].body, ops[i].nr_body)))
-			return true;
-	return false;
-}
-
 static bool create_tasks(struct interp *ip, const char *file, uint64_t seed, GError **error)
 {
 	const struct workload *w = ip->w;
@@ -395,7 +385,7 @@ static bool create_tasks(struct interp *ip, const char *file, uint64_t seed, GEr
 			ts->task.ops = &interp_task_ops;
 			ts->task.data = ip;
 			ts->task.pinned_cpu = -1;
-			ts->accessor = has_access(group->ops, group->nr_ops);
+			ts->accessor = workload_ops_access(group->ops, group->nr_ops);
 			rng_seed_stream(&ts->rng, seed, id);
 			push_frame(ts, group->ops, group->nr_ops, 1, NULL);
 			if (group->cpu) {

@@ -39,6 +39,15 @@ const char *workload_op_name(enum op_kind kind)
 	return op_names[kind];
 }
 
+bool workload_ops_access(const struct op *ops, unsigned nr)
+{
+	for (unsigned i = 0; i < nr; i++)
+		if (ops[i].kind == OP_ACCESS ||
+		    (ops[i].kind == OP_LOOP && workload_ops_access(ops[i].body, ops[i].nr_body)))
+			return true;
+	return false;
+}
+
 static bool parse_flag(const struct config_node *node, const char *key, struct workload *w,
 		       unsigned *flag, GError **error)
 {

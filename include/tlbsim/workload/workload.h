@@ -137,6 +137,9 @@ struct workload *workload_from_json(const cJSON *json, const char *file, unsigne
 void workload_free(struct workload *workload);
 
 const char *workload_op_name(enum op_kind kind);
+/* Does @ops (loop bodies included) have an access op?  (The threads column
+ * counts the tasks that have one.) */
+bool workload_ops_access(const struct op *ops, unsigned nr);
 /* Value of parameter @name; false if there is none. */
 bool workload_param(const struct workload *workload, const char *name, int64_t *value);
 
