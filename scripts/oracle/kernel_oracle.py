@@ -7,6 +7,8 @@ Usage: scripts/kernel-oracle.sh [--kernel BZIMAGE] [--cpus N] [--boots K]
 """
 
 import argparse
+import csv
+import io
 import json
 import os
 import shlex
@@ -57,11 +59,13 @@ def guest_script(scenarios, boot_index, swap_mib):
              "mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev",
              "mount -t tracefs tracefs /sys/kernel/tracing",
              "export TLBSIM_DATADIR=/share/tlbsim",
-             "out=/dev/ttyS1",
+             # One descriptor for every file sent: closing a serial tty whose
+             # output has not drained (slow under TCG) may drop the rest.
+             "exec 3>/dev/ttyS1",
              f"if [ -f /brd.ko ]; then insmod /brd.ko rd_nr=1 rd_size={swap_mib * 1024} && "
              "mkswap /dev/ram0 >/dev/null && swapon /dev/ram0; fi",
-             "send() { echo \"" + guestlib.BEGIN + " $1 $2\" >$out; cat \"$3\" >$out; "
-             "echo \"" + guestlib.END + "\" >$out; }",
+             "send() { echo \"" + guestlib.BEGIN + " $1 $2\" >&3; cat \"$3\" >&3; "
+             "echo \"" + guestlib.END + "\" >&3; }",
              "uname -r >/tmp/uname"]
     for s in scenarios:
         name = s["name"]
@@ -78,18 +82,37 @@ def guest_script(scenarios, boot_index, swap_mib):
     return "\n".join(lines) + "\n"
 
 
-def boot_until_done(args, guest, image, workdir):
-    """Boot until the guest powers off having sent its last file.  Under TCG
-    a vCPU now and then stalls in the kernel (an IPI that never arrives: the
-    console shows soft lockups); with softlockup_panic the guest then dies,
-    and the boot is tried again, at most BOOT_TRIES times, saying so."""
+def complete(parts, scenarios):
+    """Did every scenario send its files whole?  A status always; after a
+    success, its CSV and per-CPU CSV with every row as wide as the header."""
+    if ("_", "uname") not in parts:
+        return False
+    for s in scenarios:
+        status = parts.get((s["name"], "status"), "").strip()
+        if not status:
+            return False
+        if status != "0":
+            continue
+        for kind in ("csv", "percpu"):
+            rows = list(csv.reader(io.StringIO(parts.get((s["name"], kind), ""))))
+            if len(rows) < 2 or any(len(r) != len(rows[0]) for r in rows):
+                return False
+    return True
+
+
+def boot_until_done(args, guest, image, workdir, scenarios):
+    """Boot until the guest powers off having sent every file whole.  Under
+    TCG a vCPU now and then stalls in the kernel (an IPI that never arrives:
+    the console shows soft lockups); with softlockup_panic the guest then
+    dies, and the boot is tried again, at most BOOT_TRIES times, saying so."""
     for attempt in range(1, BOOT_TRIES + 1):
         text = guestlib.boot(guest, image, args.cpus, 2048, workdir, args.timeout)
         parts = guestlib.split_data(text or "")
-        if ("_", "uname") in parts:
+        if complete(parts, scenarios):
             return parts
         console = (workdir / "console.log").read_text(errors="replace")
-        why = "a soft lockup" if "soft lockup" in console else "no end"
+        why = ("a soft lockup" if "soft lockup" in console else
+               "a file came back cut" if ("_", "uname") in parts else "no end")
         guestlib.say(f"{workdir.name}: the guest stopped early ({why}; try {attempt} of "
                      f"{BOOT_TRIES}); console: {workdir / 'console.log'}")
         (workdir / f"console-failed-{attempt}.log").write_text(console)
@@ -105,7 +128,7 @@ def run_kernel(args, scenarios, out):
     for k in range(args.boots):
         start = time.time()
         image = guestlib.initramfs(guest, native, guest_script(scenarios, k, 256))
-        parts = boot_until_done(args, guest, image, out / "qemu" / f"boot-{k + 1}")
+        parts = boot_until_done(args, guest, image, out / "qemu" / f"boot-{k + 1}", scenarios)
         kernel_name = parts.get(("_", "uname"), "?").strip()
         dest = out / "kernel" / f"boot-{k + 1}"
         dest.mkdir(parents=True, exist_ok=True)
