@@ -66,6 +66,22 @@ class DataPortTest(unittest.TestCase):
         self.assertEqual(parts[("s1", "status")], "0\n")
         self.assertEqual(parts[("s2", "stderr")], "")
 
+    def test_a_boot_counts_only_with_every_file_whole(self):
+        scenarios = [{"name": "s1"}, {"name": "s2"}]
+        whole = {("_", "uname"): "6.1\n", ("s1", "status"): "0\n",
+                 ("s1", "csv"): "a,b\n1,2\n", ("s1", "percpu"): "cpu,x\n0,1\n1,2\n",
+                 ("s2", "status"): "2\n"}
+        self.assertTrue(kernel_oracle.complete(whole, scenarios))
+        cut = dict(whole)
+        cut[("s1", "percpu")] = "cpu,x\n0,1\n1"
+        self.assertFalse(kernel_oracle.complete(cut, scenarios), "a row cut short")
+        unfinished = dict(whole)
+        del unfinished[("_", "uname")]
+        self.assertFalse(kernel_oracle.complete(unfinished, scenarios), "no last file")
+        missing = dict(whole)
+        del missing[("s2", "status")]
+        self.assertFalse(kernel_oracle.complete(missing, scenarios), "a scenario never ran")
+
     def test_unterminated_section_is_dropped(self):
         parts = guest.split_data(f"{guest.BEGIN} s1 csv\na,b\n")
         self.assertNotIn(("s1", "csv"), parts)
