@@ -49,3 +49,28 @@ Test(e2e_munmap16, haswell_i7_linux_4_5)
 	table_clear(&t);
 	run_clear(&r);
 }
+
+/*
+ * Every reader of the harness runs, however short the run: main sets run
+ * before started, so a reader released by started never finds run still 0
+ * (in the other order, on a machine with a CPU per reader, the first reader
+ * passed started before run's store landed and left at once).  Three readers
+ * on the oracle's 8-CPU guest, 16 munmaps: each reader gets every IPI.
+ */
+Test(e2e_munmap16, every_reader_runs_in_a_short_run)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "qemu-x86-8", "-w", "munmap16", "-p", "linux-6.1",
+		   "--set=workload.threads=3", "--set=workload.munmaps=16",
+		   "--set=workload.file_size=1M", "--set=workload.tail_ms=0", NULL);
+	expect_status(&r, 0);
+	struct table t;
+	table_parse(&t, r.out);
+	cr_assert_eq(t.rows->len, 1);
+	cr_expect_eq(table_u64(&t, 0, "threads"), 3);
+	cr_expect_eq(table_u64(&t, 0, "access_tasks"), 3);
+	cr_expect_eq(table_u64(&t, 0, "tlb_remote_send_ipi"), 16);
+	cr_expect_eq(table_u64(&t, 0, "tlb_remote_shootdown"), 3 * 16);
+	table_clear(&t);
+	run_clear(&r);
+}
