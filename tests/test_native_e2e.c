@@ -164,6 +164,16 @@ Test(native_e2e, traced_when_tracefs_is_writable)
 	result_clear(&r);
 }
 
+/* A failed run leaves no output in @dir; removes @dir (g_free'd). */
+static void expect_nothing_written(char *dir)
+{
+	char *path = g_build_filename(dir, "out.csv", NULL);
+	cr_assert_not(g_file_test(path, G_FILE_TEST_EXISTS), "nothing written");
+	g_free(path);
+	g_rmdir(dir);
+	g_free(dir);
+}
+
 /* A ring buffer too small for the run's events: exit 1, nothing written. */
 Test(native_e2e, lost_events_fail)
 {
@@ -184,11 +194,7 @@ Test(native_e2e, lost_events_fail)
 	cr_assert_eq(r.status, 1, "status %d: %s", r.status, r.err);
 	cr_assert(strstr(r.err, "ring buffer lost") && strstr(r.err, "raise --trace-buffer-kb"),
 		  "%s", r.err);
-	char *path = g_build_filename(dir, "out.csv", NULL);
-	cr_assert_not(g_file_test(path, G_FILE_TEST_EXISTS), "nothing written");
-	g_free(path);
-	g_rmdir(dir);
-	g_free(dir);
+	expect_nothing_written(dir);
 	result_clear(&r);
 }
 
@@ -200,11 +206,7 @@ static void expect_error(const char *const *args, const char *want)
 	cr_assert_eq(r.status, 2, "%s", r.err);
 	cr_assert(strstr(r.err, want), "%s", r.err);
 	cr_assert(g_str_has_prefix(r.err, "tlbsim-native: "), "%s", r.err);
-	char *path = g_build_filename(dir, "out.csv", NULL);
-	cr_assert_not(g_file_test(path, G_FILE_TEST_EXISTS), "nothing written");
-	g_free(path);
-	g_rmdir(dir);
-	g_free(dir);
+	expect_nothing_written(dir);
 	result_clear(&r);
 }
 
