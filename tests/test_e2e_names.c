@@ -143,7 +143,7 @@ Test(e2e_names, workload_by_bundled_name_with_set)
 	/* munmap.json as -t 2 -n 8 on an 8 MiB file: 8 MiB / 4 KiB / 8 munmaps. */
 	struct table t;
 	run_row(&t, "haswell-i7", "munmap", "linux-4.5", "1", "--set=workload.threads=2",
-		"--set=workload.file_size=\"8M\"", NULL);
+		"--set=workload.file_size=\"8M\"", "--set=workload.tail_ms=1", NULL);
 	cr_expect_str_eq(table_get(&t, 0, "workload"), "munmap");
 	cr_expect_eq(table_u64(&t, 0, "threads"), 2);
 	cr_expect_eq(table_u64(&t, 0, "op_count"), 8 * 1024 / 4 / 8);
@@ -160,7 +160,7 @@ Test(e2e_names, munmap_tail_in_microseconds)
 	struct run ms, us, half;
 #define TAIL_RUN(r, tail)                                                                  \
 	run_tlbsim(&(r), "-q", "-T", "haswell-i7", "-w", "munmap", "-p", "linux-4.5",          \
-		   "--set=workload.threads=2", "--set=workload.file_size=\"8M\"", tail, NULL)
+		   "--set=workload.threads=2", "--set=workload.file_size=\"2M\"", tail, NULL)
 	TAIL_RUN(ms, "--set=workload.tail_ms=2");
 	TAIL_RUN(us, "--set=workload.tail_us=2000");
 	TAIL_RUN(half, "--set=workload.tail_us=2500");

@@ -219,6 +219,9 @@ static void on_fault(int sig)
 			 path ? path : "workload", strsignal(sig));
 		atomic_store(&fault_shared->failed, 1);
 	}
+	/* The coordinator sleeps on these for up to 10 s: wake it now. */
+	runner_futex_wake(&fault_shared->done);
+	runner_futex_wake(&fault_shared->ready);
 	_exit(2);
 }
 
