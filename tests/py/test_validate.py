@@ -310,7 +310,27 @@ class Exp2Test(unittest.TestCase):
                                     "published change exceeds the tables' own "
                                     f"{noise:.1f}% spread) and 10/10 for munmap ns/call; knee "
                                     "at 128/256 as published")
-        self.assertIn("Largest difference 0.00% (within the 2% allowed)", text)
+        self.assertIn("Largest of all 0.00% (within the 2% allowed)", text)
+
+    def test_size_check_covers_every_t_shift_and_flush_and_flags_a_t_beyond_2_percent(self):
+        """At each T of the grid: shift 2 INVLPGing, shift 2 and shift -1 flushing whole."""
+        cells = {(sh, t) for sh, t, _ in exp2.CHECK_CELLS}
+        self.assertEqual(cells, {(sh, t) for sh in (2, -1) for t in (12, 24)})
+        for t in (12, 24):
+            self.assertTrue(any(sh == 2 and t_ == t and n <= 128
+                                for sh, t_, n in exp2.CHECK_CELLS), t)
+            self.assertTrue(any(sh == 2 and t_ == t and n > 128
+                                for sh, t_, n in exp2.CHECK_CELLS), t)
+        rows = exp2_rows()
+        sh, t, n = exp2.CHECK_CELLS[-1]  # T = 24: its 1 GiB ns/call 3% dearer
+        big = rows[common.keystr(("1G", sh, t, n))]
+        big["phase_ns"] = str(float(big["phase_ns"]) * 1.03)
+        _, text = self.section(rows)
+        self.assertIn("Largest difference per T: T = 12: ns/call 0.00%, acc/thread/ms 0.00%; "
+                      "T = 24: ns/call 2.", text)
+        self.assertIn("(NOT within the 2% allowed: the grid's cells at those T are not "
+                      "trustworthy; run `--full`)", text)
+        self.assertIn("| -1 | 24 | 512 | full |", text)
 
     def test_knee_follows_the_flush_counters(self):
         _, text = self.section(exp2_rows())
