@@ -129,7 +129,8 @@ within L2, so walks that miss the caches do not explain the readers' speed (expe
 3); the TLB replacement policy, a topology key, moves experiment 1's readers
 by about a tenth. Some published effects are larger than the flushes can make at all:
 priced at the dearest costs a source gives, the harness's flushes cannot make most of Mel
-Gorman's published 3.13-rc3 regression nor shift 2's penalties (experiment 4), experiment 1's
+Gorman's published 3.13-rc3 regression over 3.4.69 (experiment 4; his shift-2 changes, against
+their own 3.13-rc7 baseline, are within a few percent and mostly within reach), experiment 1's
 reader gain asks each received flush to cost tens of times an interrupt's entry and exit, and
 experiment 2's tables differ between runs of one configuration by as much as many of their
 effects; no model of the flush alone could match those. The per-section analyses say
