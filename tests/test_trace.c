@@ -531,11 +531,13 @@ Test(trace, a_syscall_slept_in_reopens_its_slice)
 /*
  * Every thread an initiator (will-it-scale tlb_flush2 on 16 CPUs): shootdowns
  * cross, handlers interrupt syscalls whose kernel work the model computed
- * ahead, and 6.8 flushes locally while the IPIs fly.
+ * ahead, and 6.8 flushes locally while the IPIs fly (15 iterations in the
+ * sanitizer build, 40 otherwise).
  */
 Test(trace, crossing_shootdowns_nest_and_flow)
 {
-	const char *params[] = {"iterations=40", "warmup=5", NULL};
+	const char *params[] = {support_small() ? "iterations=15" : "iterations=40", "warmup=5",
+				NULL};
 	char *workload = bundled_workload("tlb_flush2", params);
 	const char *policies[] = {"linux-4.5", "linux-6.8", "linux-6.14"};
 	for (size_t i = 0; i < G_N_ELEMENTS(policies); i++) {
