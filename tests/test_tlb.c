@@ -4,6 +4,7 @@
  * comparison against a naive reference model kept in this file.
  */
 #include <criterion/criterion.h>
+#include <string.h>
 #include <glib.h>
 #include "tlbsim/machine/tlb.h"
 
@@ -893,4 +894,55 @@ Test(tlb, peek_changes_nothing)
 	cr_assert_eq(after->lookups, before.lookups);
 	cr_assert_eq(after->hits, before.hits);
 	tlb_free(tlb);
+}
+
+/*
+ * tlb_probe() + tlb_fill_probed() against tlb_lookup_size() + tlb_fill_perm()
+ * on two structures fed the same random stream (LRU and tree PLRU, two
+ * owners, two ASIDs, invalidations between): the same hits, generations,
+ * permissions and counters, access for access.
+ */
+static void probe_matches_lookup_and_fill(enum tlb_replacement replacement)
+{
+	struct tlb_geometry g = {.entries = 64, .ways = 8, .page_sizes = SZ_4K,
+				 .replacement = replacement};
+	struct tlb *a = tlb_new(&g), *b = tlb_new(&g);
+	GRand *rng = g_rand_new_with_seed(21);
+
+	for (uint32_t i = 1; i <= 20000; i++) {
+		uint64_t vaddr = (uint64_t)g_rand_int_range(rng, 0, 200) * K4;
+		uint16_t asid = (uint16_t)g_rand_int_range(rng, 0, 2);
+		uint16_t owner = (uint16_t)g_rand_int_range(rng, 0, 2);
+		if (g_rand_int_range(rng, 0, 50) == 0) {
+			tlb_flush_one(a, vaddr, asid, TLB_ANY_OWNER);
+			tlb_flush_one(b, vaddr, asid, TLB_ANY_OWNER);
+			continue;
+		}
+		const struct tlb_entry *e = tlb_lookup_size(a, vaddr, PS_4K, asid, owner);
+		struct tlb_probe probe;
+		bool hit = tlb_probe(b, vaddr, PS_4K, asid, owner, &probe);
+		cr_assert_eq(hit, e != NULL, "access %u", i);
+		if (hit) {
+			cr_assert_eq(probe.gen, e->gen);
+			cr_assert_eq(probe.writable, e->writable);
+			continue;
+		}
+		tlb_fill_perm(a, vaddr, PS_4K, asid, owner, i, i % 3 != 0);
+		tlb_fill_probed(b, &probe, asid, owner, i, i % 3 != 0);
+	}
+	cr_expect_eq(memcmp(tlb_stats(a), tlb_stats(b), sizeof(struct tlb_stats)), 0);
+	cr_expect_eq(tlb_occupancy(a), tlb_occupancy(b));
+	g_rand_free(rng);
+	tlb_free(a);
+	tlb_free(b);
+}
+
+Test(tlb, probe_then_fill_equals_lookup_then_fill_lru)
+{
+	probe_matches_lookup_and_fill(TLB_REPLACE_LRU);
+}
+
+Test(tlb, probe_then_fill_equals_lookup_then_fill_tree_plru)
+{
+	probe_matches_lookup_and_fill(TLB_REPLACE_TREE_PLRU);
 }

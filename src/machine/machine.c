@@ -39,6 +39,22 @@ static void machine_build_probe_order(struct machine *machine)
 	}
 }
 
+static void machine_build_cpu_probe(const struct machine *machine, struct cpu *cpu)
+{
+	cpu->probe = g_malloc0(sizeof(*cpu->probe) * NR_PAGE_SIZES);
+	for (int ps = 0; ps < NR_PAGE_SIZES; ps++) {
+		cpu->nr_probe[ps] = machine->nr_probe[ps];
+		for (unsigned p = 0; p < machine->nr_probe[ps]; p++) {
+			unsigned index = machine->probe[ps][p];
+			cpu->probe[ps][p] = (struct cpu_probe){
+			    .tlb = cpu->tlbs[index],
+			    .hit_cycles = machine->topology->tlbs[index].hit_cycles,
+			    .stlb = machine->probe_level[ps][p] > 1,
+			};
+		}
+	}
+}
+
 /* The smallest delay of any cross-core effect (see machine.h). */
 static uint64_t machine_compute_lookahead(const struct topology *topo)
 {
@@ -160,6 +176,8 @@ struct machine *machine_new(const struct topology *topology, struct engine *engi
 		}
 	}
 	g_free(core_tlbs);
+	for (unsigned c = 0; c < machine->nr_cpus; c++)
+		machine_build_cpu_probe(machine, &machine->cpus[c]);
 	machine_build_caches(machine, nr_cores);
 	machine->walker_free = g_new0(uint64_t, (size_t)nr_cores * topology->page_walkers);
 	for (unsigned c = 0; c < machine->nr_cpus; c++) {
@@ -186,6 +204,7 @@ void machine_free(struct machine *machine)
 	g_free(machine->all_caches);
 	for (unsigned c = 0; c < machine->nr_cpus; c++) {
 		g_free(machine->cpus[c].flush_scope);
+		g_free(machine->cpus[c].probe);
 		g_free(machine->cpus[c].pwc);
 		g_free(machine->cpus[c].core_cpus);
 	}
@@ -366,6 +385,15 @@ static uint64_t machine_walk_start(const struct machine *machine, struct cpu *cp
 	return start;
 }
 
+/* Fill the structures of @probe that missed, the first @nr of @list. */
+static inline void machine_fill_probed(struct cpu *cpu, const struct cpu_probe *list,
+				const struct tlb_probe *probe, unsigned nr, uint16_t asid,
+				uint32_t gen, bool writable)
+{
+	for (unsigned p = 0; p < nr; p++)
+		tlb_fill_probed(list[p].tlb, &probe[p], asid, cpu->tlb_owner, gen, writable);
+}
+
 enum translate_result machine_translate(struct machine *machine, struct cpu *cpu, uint16_t asid,
 					struct vma *vma, uint64_t vaddr, bool write, uint64_t now,
 					enum translate_overlap overlap, uint64_t *cycles)
@@ -373,22 +401,20 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	enum page_size ps = vma->page_size;
 	const struct pte *pte = vma_pte(vma, vaddr);
 	const struct topology *topo = machine->topology;
-	unsigned nr = machine->nr_probe[ps];
+	const struct cpu_probe *list = cpu->probe[ps];
+	unsigned nr = cpu->nr_probe[ps];
+	struct tlb_probe probe[MACHINE_MAX_TLBS];
 
 	cpu->counters.tlb_lookups++;
 	for (unsigned p = 0; p < nr; p++) {
-		unsigned index = machine->probe[ps][p];
-		const struct tlb_entry *e =
-			tlb_lookup_size(cpu->tlbs[index], vaddr, ps, asid, cpu->tlb_owner);
-		if (!e)
+		if (!tlb_probe(list[p].tlb, vaddr, ps, asid, cpu->tlb_owner, &probe[p]))
 			continue;
-		uint32_t gen = e->gen;
-		bool writable = e->writable;
+		uint32_t gen = probe[p].gen;
+		bool writable = probe[p].writable;
 		cpu->counters.tlb_hits++;
-		if (machine->probe_level[ps][p] > 1)
-			cpu->counters.stlb_hits++;
+		cpu->counters.stlb_hits += list[p].stlb;
 		if (overlap == TRANSLATE_DEPENDENT)
-			*cycles += topo->tlbs[index].hit_cycles;
+			*cycles += list[p].hit_cycles;
 		/* A write through a read-only entry faults before it uses the
 		 * translation, stale or not. */
 		if (write && !writable)
@@ -397,7 +423,7 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 			machine_record_stale(machine, cpu, vaddr, gen, pte, now);
 			return TRANSLATE_OK;
 		}
-		machine_fill_levels(machine, cpu, asid, ps, vaddr, gen, writable, p);
+		machine_fill_probed(cpu, list, probe, p, asid, gen, writable);
 		return TRANSLATE_OK;
 	}
 	cpu->counters.tlb_misses++;
@@ -414,7 +440,7 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	/* Independent accesses go on once the walk has a walker; the next walk
 	 * waits for one, so walks still bound the rate. */
 	*cycles += (overlap == TRANSLATE_DEPENDENT ? walk_end : walk_start) - now;
-	machine_fill_levels(machine, cpu, asid, ps, vaddr, pte->gen, pte->writable, nr);
+	machine_fill_probed(cpu, list, probe, nr, asid, pte->gen, pte->writable);
 	return TRANSLATE_OK;
 }
 

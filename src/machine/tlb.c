@@ -223,8 +223,15 @@ static inline int probe_ways(struct set s, unsigned ways, uint64_t tag, uint16_t
 {
 	unsigned first = ways;
 
-	for (unsigned w = ways; w-- > 0;)
-		first = s.tag[w] == tag ? w : first;
+	if (ways < 64) { /* a mask of the matching ways and a bit scan */
+		uint64_t match = UINT64_C(1) << ways;
+		for (unsigned w = 0; w < ways; w++)
+			match |= (uint64_t)(s.tag[w] == tag) << w;
+		first = (unsigned)__builtin_ctzll(match);
+	} else {
+		for (unsigned w = ways; w-- > 0;)
+			first = s.tag[w] == tag ? w : first;
+	}
 	for (unsigned w = first; w < ways; w++)
 		if (s.tag[w] == tag && id_matches(s.id[w], asid, owner))
 			return (int)w;
@@ -321,6 +328,61 @@ bool tlb_peek(const struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t
 	return true;
 }
 
+/*
+ * The first way with the smallest stamp: the fill victim (see the invariant).
+ * The running minimum stays in a register: comparing with lru[victim] would
+ * make each way wait for the load of the previous victim's stamp.
+ */
+static inline unsigned oldest_way(struct set s, unsigned ways)
+{
+	unsigned victim = 0;
+	uint64_t oldest = UINT64_MAX;
+
+	for (unsigned w = 0; w < ways; w++) {
+		victim = s.lru[w] < oldest ? w : victim;
+		oldest = s.lru[w] < oldest ? s.lru[w] : oldest;
+	}
+	return victim;
+}
+
+static inline bool probe_set(struct tlb *tlb, unsigned char *b, unsigned ways, uint64_t tag,
+			     uint16_t asid, uint16_t owner, struct tlb_probe *probe)
+{
+	struct set s = set_view(b, ways);
+	int w = probe_ways(s, ways, tag, asid, owner);
+
+	tlb->stats.lookups++;
+	if (w < 0) {
+		tlb->stats.misses++;
+		*probe = (struct tlb_probe){.block = b, .tag = tag};
+		return false;
+	}
+	s.lru[w] = ++tlb->stamp;
+	if (__builtin_expect(tlb->plru != NULL, 0))
+		plru_touch(plru_bits(tlb, b), ways, (unsigned)w);
+	tlb->stats.hits++;
+	probe->gen = s.gen[w];
+	probe->writable = s.writable[w];
+	return true;
+}
+
+bool tlb_probe(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid, uint16_t owner,
+	       struct tlb_probe *probe)
+{
+	uint64_t vpn = vaddr >> shift_of(ps);
+	unsigned char *b = set_block(tlb, vpn);
+	uint64_t tag = make_tag(vpn, ps);
+
+	switch (tlb->ways) {
+	case 4:
+		return probe_set(tlb, b, 4, tag, asid, owner, probe);
+	case 8:
+		return probe_set(tlb, b, 8, tag, asid, owner, probe);
+	default:
+		return probe_set(tlb, b, tlb->ways, tag, asid, owner, probe);
+	}
+}
+
 /* ---- fill ------------------------------------------------------------------- */
 
 /*
@@ -394,6 +456,41 @@ bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t 
 		break;
 	}
 	return true;
+}
+
+/*
+ * Nothing touched the set since the probe missed, so the entry is still
+ * absent (the probe matched this owner's entries exactly): no search for
+ * it, only for the victim, as tlb_fill_perm() would choose it.
+ */
+void tlb_fill_probed(struct tlb *tlb, const struct tlb_probe *probe, uint16_t asid,
+		     uint16_t owner, uint32_t gen, bool writable)
+{
+	unsigned char *b = probe->block;
+	struct set s = set_view(b, tlb->ways);
+	unsigned w;
+
+	switch (tlb->ways) {
+	case 4:
+		w = oldest_way(s, 4);
+		break;
+	case 8:
+		w = oldest_way(s, 8);
+		break;
+	default:
+		w = oldest_way(s, tlb->ways);
+		break;
+	}
+	if (__builtin_expect(tlb->plru != NULL, 0))
+		w = plru_fill_way(tlb, b, tlb->ways, w, s.tag[w] != 0);
+	if (s.tag[w])
+		tlb->stats.evictions++;
+	tlb->stats.fills++;
+	s.tag[w] = probe->tag;
+	s.id[w] = make_id(asid, owner);
+	s.gen[w] = gen;
+	s.writable[w] = writable;
+	s.lru[w] = ++tlb->stamp;
 }
 
 /* ---- invalidation ------------------------------------------------------------ */

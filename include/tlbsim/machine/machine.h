@@ -33,6 +33,13 @@ struct pwc_entry {
 	bool valid;
 };
 
+/* One structure a translation of some page size probes (struct cpu). */
+struct cpu_probe {
+	struct tlb *tlb;
+	uint64_t hit_cycles; /* topology hit_cycles */
+	bool stlb;           /* a level above 1: its hits count as stlb_hits */
+};
+
 struct cpu {
 	unsigned id;
 	unsigned socket, core, thread, core_id;
@@ -41,6 +48,10 @@ struct cpu {
 	uint16_t tlb_owner;
 	int owner_filter;
 	struct tlb *tlbs[MACHINE_MAX_TLBS]; /* indexed like topology->tlbs */
+	/* machine->probe resolved for this CPU: what a translation probes, per
+	 * page size, level 1 first, without going through the topology. */
+	unsigned nr_probe[NR_PAGE_SIZES];
+	struct cpu_probe (*probe)[MACHINE_MAX_TLBS]; /* [NR_PAGE_SIZES], owned */
 	/* Structures one invalidation executed here reaches, each once. */
 	unsigned nr_flush_scope;
 	struct tlb **flush_scope;

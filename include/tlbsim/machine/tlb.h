@@ -91,6 +91,27 @@ bool tlb_fill(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid,
 bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid,
 		   uint16_t owner, uint32_t gen, bool writable);
 
+/*
+ * The hot path's lookup and fill in two steps: tlb_probe() looks up the
+ * entry of (@vaddr, @ps, @asid) that @owner filled (size @ps held, as for
+ * tlb_lookup_size()); a hit refreshes LRU, counts, and leaves the entry's
+ * generation and permission in *@probe; a miss counts and leaves the
+ * page's set and tag, so that tlb_fill_probed() fills without searching
+ * the set for the entry again.  Valid until the next
+ * call that changes the structure: a fill, a hit, an invalidation.
+ */
+struct tlb_probe {
+	unsigned char *block; /* the set (miss) */
+	uint64_t tag;         /* the entry's tag (miss) */
+	uint32_t gen;         /* the entry's PTE generation (hit) */
+	bool writable;        /* the entry's permission (hit) */
+};
+bool tlb_probe(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid, uint16_t owner,
+	       struct tlb_probe *probe);
+/* tlb_fill_perm() after tlb_probe() missed for the same owner. */
+void tlb_fill_probed(struct tlb *tlb, const struct tlb_probe *probe, uint16_t asid,
+		     uint16_t owner, uint32_t gen, bool writable);
+
 /* INVLPG: drop every entry of @asid, any size, whose page contains @vaddr. */
 unsigned tlb_flush_one(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner);
 /* CR3 write without NOFLUSH / ASIDE1: drop every entry of @asid. */
