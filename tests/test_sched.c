@@ -114,6 +114,7 @@ struct resume_seen {
 	bool pending;
 	uint64_t at;
 	bool quiet;
+	bool issuing; /* sched_cpu_issuing(): competes for the core's issue slots */
 };
 
 /*
@@ -208,6 +209,7 @@ static void rig_look(struct rig *r)
 	cr_assert_lt(r->nr_seen, G_N_ELEMENTS(r->seen));
 	struct resume_seen *seen = &r->seen[r->nr_seen++];
 	seen->pending = sched_pending_resume(&r->k, rig_cpu0(r), &seen->at, &seen->quiet);
+	seen->issuing = sched_cpu_issuing(&r->k, rig_cpu0(r));
 }
 
 static void irq_enter_event(void *target, uint64_t arg)
@@ -314,5 +316,25 @@ Test(sched, revoke_makes_a_pending_quiet_resume_plain)
 	cr_assert_eq(r.seen[0].at, quiet_end);
 	cr_assert_not(r.seen[0].quiet);
 	cr_assert_eq(r.run_at[1], quiet_end);
+	rig_free(&r);
+}
+
+/*
+ * A thread in an interrupt issues nothing its SMT sibling must share: the
+ * entry, the flush's INVLPG or CR3 write and the IRET serialise it.  Its task
+ * issues again from the interrupt's exit; an idle CPU never issues.
+ */
+Test(sched, a_cpu_in_an_interrupt_does_not_issue)
+{
+	struct rig r;
+	uint64_t quiet_end;
+	rig_init(&r);
+	cr_assert(sched_cpu_issuing(&r.k, rig_cpu0(&r)), "a CPU with a task issues");
+	cr_assert_not(sched_cpu_issuing(&r.k, &r.k.machine->cpus[1]), "an idle CPU issues");
+	rig_scenario(&r, true, false, &quiet_end);
+	cr_assert_eq(r.nr_seen, 2);
+	cr_assert_not(r.seen[0].issuing, "a CPU in its handler still takes issue slots");
+	cr_assert(r.seen[1].issuing, "the interrupted task issues again after the exit");
+	cr_assert_not(sched_cpu_issuing(&r.k, rig_cpu0(&r)), "the task exited: idle");
 	rig_free(&r);
 }

@@ -131,7 +131,8 @@ by about a tenth. Some published effects are larger than the flushes can make at
 priced at the dearest costs a source gives, the harness's flushes cannot make most of Mel
 Gorman's published 3.13-rc3 regression over 3.4.69 (experiment 4; his shift-2 changes, against
 their own 3.13-rc7 baseline, are within a few percent and mostly within reach), experiment 1's
-reader gain asks each received flush to cost tens of times an interrupt's entry and exit, and
+reader gain asks each received flush to cost at least 16 times an interrupt's entry and exit,
+even with the SMT sibling taking over all the time its partner loses, and
 experiment 2's tables differ between runs of one configuration by as much as many of their
 effects; no model of the flush alone could match those. The per-section analyses say
 which.

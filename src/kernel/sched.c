@@ -142,10 +142,10 @@ struct task *sched_current(const struct kernel *k, const struct cpu *cpu)
 	return cpu_rq(k, cpu)->curr;
 }
 
-bool sched_cpu_busy(const struct kernel *k, const struct cpu *cpu)
+bool sched_cpu_issuing(const struct kernel *k, const struct cpu *cpu)
 {
 	const struct rq *rq = cpu_rq(k, cpu);
-	return rq->curr || rq->in_irq;
+	return rq->curr && !rq->in_irq;
 }
 
 unsigned sched_nr_alive(const struct kernel *k)

@@ -165,22 +165,24 @@ static inline const struct pte *access_pte_ahead(const struct interp *ip,
 }
 
 /*
- * SMT threads of a core that are executing, @cpu included.  An independent
+ * SMT threads of a core that are issuing, @cpu included.  An independent
  * loop's access_cycles is an issue cost, and siblings share the issue slots:
  * Intel's selection points alternate between the logical processors unless
  * one cannot use the stage (IA-32 Optimization Reference Manual,
  * "Microarchitecture Pipeline and Hyper-Threading Technology"), so each of n
- * executing threads issues at 1/n of the width.  A latency-bound (dependent)
- * loop leaves slots its sibling fills and is not charged.  Constant for a
- * dispatch: a sibling starts or stops only at an event that bounds the
- * horizon (its resume, its lane), or is run inline and so is executing.
+ * issuing threads issues at 1/n of the width.  A sibling that is idle or in
+ * an interrupt does not issue (sched_cpu_issuing()).  A latency-bound
+ * (dependent) loop leaves slots its sibling fills and is not charged.
+ * Constant for a dispatch: a sibling starts or stops issuing only at an event
+ * that bounds the horizon (its resume, an interrupt's entry or exit: its
+ * lane), or is run inline and so is issuing.
  */
 static unsigned core_issuing_threads(const struct kernel *k, const struct cpu *cpu)
 {
 	unsigned n = 1;
 	for (unsigned i = 0; i < cpu->nr_core_cpus; i++) {
 		const struct cpu *other = &k->machine->cpus[cpu->core_cpus[i]];
-		if (other != cpu && sched_cpu_busy(k, other))
+		if (other != cpu && sched_cpu_issuing(k, other))
 			n++;
 	}
 	return n;

@@ -86,8 +86,18 @@ void sched_irq_enter(struct kernel *k, struct cpu *cpu, uint64_t time);
 void sched_irq_exit(struct kernel *k, struct cpu *cpu, uint64_t time);
 
 struct task *sched_current(const struct kernel *k, const struct cpu *cpu);
-/* Whether @cpu is executing anything (a task, or an interrupt while idle). */
-bool sched_cpu_busy(const struct kernel *k, const struct cpu *cpu);
+/*
+ * Whether @cpu's thread competes for its core's issue slots: it runs a task
+ * (user or kernel code) and is not in an interrupt.  An interrupt's delivery
+ * discards the thread's work in flight, and a flush handler's INVLPG or CR3
+ * write and its IRET are serialising instructions (SDM Vol.3A 8.3): the
+ * thread's pipeline drains, and its SMT sibling issues alone meanwhile, as
+ * for any thread that cannot use a stage (IA-32 Optimization Reference
+ * Manual, "Microarchitecture Pipeline and Hyper-Threading Technology").  The
+ * handler's few dozen other instructions are neglected.  A halted (idle)
+ * thread takes nothing either.
+ */
+bool sched_cpu_issuing(const struct kernel *k, const struct cpu *cpu);
 
 /*
  * For running an SMT sibling's accesses inline.  sched_pending_resume(): false
