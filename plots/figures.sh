@@ -30,16 +30,15 @@ mkdir -p "$out/data"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# One run for both figures: tracing changes no result.
 "$tlbsim" -T haswell-i7 -w munmap16 -q --timeseries "$tmp/munmap16.csv" --interval 200000 \
-	>/dev/null
+	--trace "$out/data/munmap16-speedscope-trace.json" --trace-window 2000000:2012000 >/dev/null
 export TIMESERIES_TABLES="$out/data/munmap16-timeseries"
 if [ "${FIGURES_DATA_ONLY:-}" = 1 ]; then
 	TIMESERIES_NO_PLOT=1 "$here/timeseries.sh" "$tmp/munmap16.csv" 200000 >/dev/null
 else
 	"$here/timeseries.sh" "$tmp/munmap16.csv" 200000 "$out/munmap16-timeseries" >/dev/null
 fi
-"$tlbsim" -T haswell-i7 -w munmap16 -q --trace "$out/data/munmap16-speedscope-trace.json" \
-	--trace-window 2000000:2012000 >/dev/null
 if [ "${FIGURES_DATA_ONLY:-}" = 1 ]; then export REPLICATES_NO_PLOT=1; fi
 TLBSIM=$tlbsim "$here/replicates.sh" "$out/munmap16-replicates" "$out/data/munmap16-replicates" \
 	>/dev/null

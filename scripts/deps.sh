@@ -1,6 +1,6 @@
 # Sourced by the other scripts: install the Debian packages tlbsim needs, if
 # any is missing.  Uses sudo when not root.
-tlbsim_packages="build-essential cmake pkg-config libglib2.0-dev libcjson-dev libcriterion-dev gnuplot-nox parallel valgrind python3"
+tlbsim_packages="build-essential cmake ninja-build pkg-config libglib2.0-dev libcjson-dev libcriterion-dev gnuplot-nox parallel valgrind python3"
 
 tlbsim_install_deps() {
 	local missing=""

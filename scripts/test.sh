@@ -17,7 +17,12 @@ stage() { # NAME COMMAND...
 }
 for type in RelWithDebInfo Sanitize; do
 	dir="build-test-$type"
-	cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" >/dev/null
+	# Ninja: the Makefiles' per-target dependency scans cost a third of the
+	# build's CPU time.  A folder made with another generator is made anew.
+	if [ -f "$dir/CMakeCache.txt" ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$dir/CMakeCache.txt"; then
+		rm -rf "$dir"
+	fi
+	cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" >/dev/null
 	stage "$type build" cmake --build "$dir" -j"$jobs"
 	stage "$type tests" ctest --test-dir "$dir" --output-on-failure -j"$jobs"
 done
