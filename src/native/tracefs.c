@@ -119,12 +119,12 @@ uint64_t tracefs_parse_lost(const char *text)
 /* ---- a session ------------------------------------------------------------ */
 
 struct tracefs {
-	char *dir;
-	int lock_fd;  /* held while the session lasts, -1 if none */
-	bool mounted; /* by us */
+	char *top;      /* the tracefs mount */
+	char *dir;      /* this session's instance in it, NULL until made */
+	int lock_fd;    /* held while the session lasts, -1 if none */
+	bool mounted;   /* by us */
 	unsigned nr_cpus;
 	unsigned buffer_kb;
-	char *saved_enable, *saved_on, *saved_kb;
 	uint64_t *lost_before; /* [nr_cpus] */
 };
 
@@ -169,12 +169,12 @@ static bool usable(const char *dir)
 }
 
 /* The tracefs folder, mounting it when no usable one is found and we are root. */
-static bool find_dir(struct tracefs *t, GError **error)
+static bool find_top(struct tracefs *t, GError **error)
 {
 	static const char *const dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
 	for (unsigned i = 0; i < G_N_ELEMENTS(dirs); i++) {
 		if (usable(dirs[i])) {
-			t->dir = g_strdup(dirs[i]);
+			t->top = g_strdup(dirs[i]);
 			return true;
 		}
 	}
@@ -182,7 +182,7 @@ static bool find_dir(struct tracefs *t, GError **error)
 	if (geteuid() == 0 && stat(dirs[0], &st) == 0 &&
 	    mount("tracefs", dirs[0], "tracefs", 0, NULL) == 0) {
 		t->mounted = true;
-		t->dir = g_strdup(dirs[0]);
+		t->top = g_strdup(dirs[0]);
 		if (usable(dirs[0]))
 			return true;
 	}
@@ -194,9 +194,11 @@ static bool find_dir(struct tracefs *t, GError **error)
 }
 
 /*
- * Tracefs has one buffer and one enable per event for the whole machine:
- * two traced runs at once would clear and disable each other's, so the
- * second waits for the first.
+ * Each session records into an instance of its own (instances/NAME: its own
+ * buffer, tracing_on and event enables), so the machine's own tracing and
+ * another session's are left alone.  The event still fires for every
+ * process on the machine: two traced runs at once would count each other's
+ * flushes, so the second waits for the first.
  */
 #define TRACEFS_LOCK "/tmp/tlbsim-native-tracefs.lock"
 
@@ -216,20 +218,22 @@ struct tracefs *tracefs_open(unsigned nr_cpus, unsigned buffer_kb, GError **erro
 	t->lock_fd = -1;
 	t->nr_cpus = nr_cpus;
 	t->buffer_kb = buffer_kb;
-	if (!find_dir(t, error)) {
+	if (!find_top(t, error)) {
 		tracefs_close(t);
 		return NULL;
 	}
 	t->lock_fd = lock_tracing();
-	t->saved_enable = read_value(t, "events/tlb/tlb_flush/enable");
-	t->saved_on = read_value(t, "tracing_on");
-	/* "7 (expanded: 1408)" before the buffer was first used: the size it
-	 * takes once used, which is what it becomes again. */
-	t->saved_kb = read_value(t, "buffer_size_kb");
-	const char *expanded = strstr(t->saved_kb, "(expanded: ");
-	if (expanded)
-		memmove(t->saved_kb, expanded + 11, strlen(expanded + 11) + 1);
-	t->saved_kb[strspn(t->saved_kb, "0123456789")] = '\0';
+	char *name = g_strdup_printf("instances/tlbsim-native-%ld", (long)getpid());
+	char *dir = g_build_filename(t->top, name, NULL);
+	g_free(name);
+	if (mkdir(dir, 0700) != 0) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_IO,
+			    "%s: cannot make a tracing instance: %s", dir, g_strerror(errno));
+		g_free(dir);
+		tracefs_close(t);
+		return NULL;
+	}
+	t->dir = dir;
 	t->lost_before = g_new0(uint64_t, nr_cpus);
 	return t;
 }
@@ -295,22 +299,15 @@ void tracefs_close(struct tracefs *t)
 {
 	if (!t)
 		return;
-	if (t->saved_enable) {
-		/* Best effort: a failure here leaves the state as the run set it. */
-		write_value(t, "events/tlb/tlb_flush/enable", t->saved_enable, NULL);
-		write_value(t, "trace", "", NULL);
-		if (*t->saved_kb)
-			write_value(t, "buffer_size_kb", t->saved_kb, NULL);
-		write_value(t, "tracing_on", t->saved_on, NULL);
-	}
+	/* The instance goes with its buffer; best effort. */
+	if (t->dir)
+		rmdir(t->dir);
 	if (t->mounted)
-		umount(t->dir);
+		umount(t->top);
 	if (t->lock_fd >= 0)
 		close(t->lock_fd);
+	g_free(t->top);
 	g_free(t->dir);
-	g_free(t->saved_enable);
-	g_free(t->saved_on);
-	g_free(t->saved_kb);
 	g_free(t->lost_before);
 	g_free(t);
 }

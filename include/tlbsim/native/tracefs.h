@@ -3,9 +3,9 @@
 /*
  * The kernel's tlb:tlb_flush tracepoint around a native run: the event
  * enabled in tracefs, its buffer read back and counted by reason and CPU,
- * the way tlbsim counts its own trace_tlb_flush() calls.  A session changes
- * tracefs state (the event's enable, tracing_on, buffer_size_kb) and puts
- * it back when closed; the buffer itself is cleared.
+ * the way tlbsim counts its own trace_tlb_flush() calls.  A session records
+ * into a tracing instance of its own, removed when it is closed: the
+ * machine's tracing state is not touched.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,7 +49,7 @@ struct tracefs;
 
 /**
  * tracefs_open() - find tracefs (mounting it at /sys/kernel/tracing if it is
- * not mounted and we may) and save the state a run changes.
+ * not mounted and we may) and make this session's instance in it.
  *
  * Return: NULL with an error saying why when the tlb_flush event cannot be
  * enabled here (no tracefs, not writable, no such event).
@@ -59,9 +59,9 @@ struct tracefs *tracefs_open(unsigned nr_cpus, unsigned buffer_kb, GError **erro
 bool tracefs_start(struct tracefs *t, GError **error);
 /* Disable the event, check nothing was lost, count the buffer into @c. */
 bool tracefs_stop(struct tracefs *t, struct tracefs_counts *c, GError **error);
-/* Restore the saved state (and unmount what was mounted); NULL is a no-op. */
+/* Remove the instance (and unmount what was mounted); NULL is a no-op. */
 void tracefs_close(struct tracefs *t);
-/* The folder in use ("/sys/kernel/tracing"). */
+/* The instance in use ("/sys/kernel/tracing/instances/tlbsim-native-PID"). */
 const char *tracefs_dir(const struct tracefs *t);
 
 #endif
