@@ -2,11 +2,13 @@
  * Tests of src/native/tracefs.c's parsing, on a recorded trace
  * (tests/data/native/trace-6.1.txt, v6.1's reason texts): events counted
  * by the reason's number, per CPU, "pages:-1" as full; other events and
- * comments skipped; lost events, unknown reasons and CPUs refused.  The
- * session itself (tracefs writes) is covered by test_native_e2e.
+ * comments skipped; lost events, unknown reasons and CPUs refused.  A
+ * session's instance (where tracefs is writable); the traced run itself is
+ * covered by test_native_e2e.
  */
 #include <criterion/criterion.h>
 #include <glib.h>
+#include <unistd.h>
 #include "native_data.h"
 #include "tlbsim/native/tracefs.h"
 
@@ -74,4 +76,22 @@ Test(native_tracefs, lost_from_stats)
 	cr_assert_eq(tracefs_parse_lost(text), 5, "overrun 3 + dropped 2, not commit overrun");
 	cr_assert_eq(tracefs_parse_lost("entries: 1\noverrun: 0\ndropped events: 0\n"), 0);
 	g_free(text);
+}
+
+/* A session records into an instance of its own, which goes with it. */
+Test(native_tracefs, session_instance_made_and_removed)
+{
+	if (access("/sys/kernel/tracing/events/tlb/tlb_flush/enable", W_OK) != 0)
+		cr_skip_test("no writable tracefs here: a session needs root");
+	GError *error = NULL;
+	struct tracefs *t = tracefs_open(1, 64, &error);
+	cr_assert_not_null(t, "%s", error ? error->message : "");
+	char *dir = g_strdup(tracefs_dir(t));
+	char *expected = g_strdup_printf("/instances/tlbsim-native-%ld", (long)getpid());
+	cr_expect(g_str_has_suffix(dir, expected), "%s", dir);
+	cr_expect(g_file_test(dir, G_FILE_TEST_IS_DIR), "%s", dir);
+	tracefs_close(t);
+	cr_expect_not(g_file_test(dir, G_FILE_TEST_EXISTS), "%s is left behind", dir);
+	g_free(expected);
+	g_free(dir);
 }
