@@ -620,7 +620,7 @@ Test(machine_translate, not_present_faults_and_fills_nothing)
 
 	/* The fault handler populates and refills: the next access hits. */
 	populate(r, page(3), true);
-	machine_fill(r->m, c0, 0, r->small, page(3));
+	machine_fill(c0, 0, r->small, page(3));
 	cr_expect_eq(c0->counters.page_walks, 3);
 	cr_expect_eq(c0->counters.tlb_lookups, 2, "a refill is not a lookup");
 	cr_expect_eq(machine_tlb_occupancy(r->m, c0), 2);

@@ -542,7 +542,7 @@ static uint64_t vm_fault_copy(struct vm_call *call, struct mmu_gather *tlb, uint
 	/* The retried access's walk, taken now, while the new PTE is surely
 	 * there (another call may zap it before this one returns); the local
 	 * part of the flush drops it again. */
-	machine_fill(k->machine, call->cpu, vm_asid(call), call->vma, call->addr);
+	machine_fill(call->cpu, vm_asid(call), call->vma, call->addr);
 	return cycles;
 }
 
@@ -569,7 +569,7 @@ static void vm_fault_return(struct vm_call *call, uint64_t t)
 	} else if (call->write && call->vma->writable) {
 		pte->writable = true; /* do_wp_page() reusing the only mapping */
 	}
-	machine_fill(k->machine, call->cpu, vm_asid(call), call->vma, call->addr);
+	machine_fill(call->cpu, vm_asid(call), call->vma, call->addr);
 	vm_call_return(call, t);
 }
 

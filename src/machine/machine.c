@@ -230,16 +230,6 @@ static void machine_record_stale(struct machine *machine, struct cpu *cpu, uint6
 	};
 }
 
-/* Fill the structures probed before @below_probe (the levels that missed). */
-static void machine_fill_levels(struct machine *machine, struct cpu *cpu, uint16_t asid,
-				enum page_size ps, uint64_t vaddr, uint32_t gen, bool writable,
-				unsigned below_probe)
-{
-	for (unsigned p = 0; p < below_probe; p++)
-		tlb_fill_perm(cpu->tlbs[machine->probe[ps][p]], vaddr, ps, asid, cpu->tlb_owner, gen,
-			      writable);
-}
-
 /*
  * The walk went through the span's PDE: cache it, and say whether it was
  * cached already (the walk then skipped the PMD load).  4-way set-associative
@@ -444,14 +434,14 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	return TRANSLATE_OK;
 }
 
-void machine_fill(struct machine *machine, struct cpu *cpu, uint16_t asid, struct vma *vma,
-		  uint64_t vaddr)
+void machine_fill(struct cpu *cpu, uint16_t asid, struct vma *vma, uint64_t vaddr)
 {
 	const struct pte *pte = vma_pte(vma, vaddr);
 	g_assert(pte->present);
 	cpu->counters.page_walks++;
-	machine_fill_levels(machine, cpu, asid, vma->page_size, vaddr, pte->gen, pte->writable,
-			    machine->nr_probe[vma->page_size]);
+	for (unsigned p = 0; p < cpu->nr_probe[vma->page_size]; p++)
+		tlb_fill_perm(cpu->probe[vma->page_size][p].tlb, vaddr, vma->page_size, asid,
+			      cpu->tlb_owner, pte->gen, pte->writable);
 }
 
 void machine_invlpg(struct machine *machine, struct cpu *cpu, uint16_t asid, uint64_t vaddr)
@@ -518,9 +508,9 @@ unsigned machine_count_stale_entries(struct machine *machine, const struct vma *
 		int asid = asid_of(ctx, cpu);
 		if (asid < 0)
 			continue;
-		for (unsigned p = 0; p < machine->nr_probe[vma->page_size]; p++) {
+		for (unsigned p = 0; p < cpu->nr_probe[vma->page_size]; p++) {
 			uint32_t gen;
-			const struct tlb *tlb = cpu->tlbs[machine->probe[vma->page_size][p]];
+			const struct tlb *tlb = cpu->probe[vma->page_size][p].tlb;
 			if (tlb_peek(tlb, vaddr, vma->page_size, (uint16_t)asid, cpu->tlb_owner, &gen) &&
 			    gen < committed) {
 				cpu->counters.stale_entries++;

@@ -387,25 +387,32 @@ bool tlb_probe(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid
 
 /*
  * The way to fill: the existing entry for (@tag, @id) if any (*@same), else
- * the first way with the smallest stamp (an invalid one has stamp 0).  The
- * running minimum stays in a register: comparing with lru[victim] would make
- * each way wait for the load of the previous victim's stamp.
+ * oldest_way() (an invalid way has stamp 0).
  */
 static inline unsigned fill_way(struct set s, unsigned ways, uint64_t tag, uint32_t id, bool *same)
 {
-	unsigned victim = 0;
-	uint64_t oldest = UINT64_MAX;
-
 	for (unsigned w = 0; w < ways; w++) {
 		if (s.tag[w] == tag && s.id[w] == id) {
 			*same = true;
 			return w;
 		}
-		victim = s.lru[w] < oldest ? w : victim;
-		oldest = s.lru[w] < oldest ? s.lru[w] : oldest;
 	}
 	*same = false;
-	return victim;
+	return oldest_way(s, ways);
+}
+
+/* Way @w of @s becomes (@tag, @id); @evicts: it held another entry. */
+static inline void fill_entry(struct tlb *tlb, struct set s, unsigned w, uint64_t tag, uint32_t id,
+			      uint32_t gen, bool writable, bool evicts)
+{
+	if (evicts)
+		tlb->stats.evictions++;
+	tlb->stats.fills++;
+	s.tag[w] = tag;
+	s.id[w] = id;
+	s.gen[w] = gen;
+	s.writable[w] = writable;
+	s.lru[w] = ++tlb->stamp;
 }
 
 static inline void fill_set(struct tlb *tlb, const unsigned char *b, struct set s, unsigned ways,
@@ -416,15 +423,7 @@ static inline void fill_set(struct tlb *tlb, const unsigned char *b, struct set 
 
 	if (__builtin_expect(tlb->plru != NULL, 0))
 		w = plru_fill_way(tlb, b, ways, w, !same && s.tag[w]);
-
-	if (s.tag[w] && !same)
-		tlb->stats.evictions++;
-	tlb->stats.fills++;
-	s.tag[w] = tag;
-	s.id[w] = id;
-	s.gen[w] = gen;
-	s.writable[w] = writable;
-	s.lru[w] = ++tlb->stamp;
+	fill_entry(tlb, s, w, tag, id, gen, writable, s.tag[w] && !same);
 }
 
 bool tlb_fill(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid, uint16_t owner,
@@ -483,14 +482,7 @@ void tlb_fill_probed(struct tlb *tlb, const struct tlb_probe *probe, uint16_t as
 	}
 	if (__builtin_expect(tlb->plru != NULL, 0))
 		w = plru_fill_way(tlb, b, tlb->ways, w, s.tag[w] != 0);
-	if (s.tag[w])
-		tlb->stats.evictions++;
-	tlb->stats.fills++;
-	s.tag[w] = probe->tag;
-	s.id[w] = make_id(asid, owner);
-	s.gen[w] = gen;
-	s.writable[w] = writable;
-	s.lru[w] = ++tlb->stamp;
+	fill_entry(tlb, s, w, probe->tag, make_id(asid, owner), gen, writable, s.tag[w] != 0);
 }
 
 /* ---- invalidation ------------------------------------------------------------ */
@@ -498,7 +490,7 @@ void tlb_fill_probed(struct tlb *tlb, const struct tlb_probe *probe, uint16_t as
 static inline void invalidate(struct set s, unsigned w)
 {
 	s.tag[w] = 0;
-	s.lru[w] = 0; /* sorts before every valid entry: see fill_way() */
+	s.lru[w] = 0; /* sorts before every valid entry: see oldest_way() */
 }
 
 unsigned tlb_flush_one(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner)

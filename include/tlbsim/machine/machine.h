@@ -154,8 +154,7 @@ void machine_touch_data(struct machine *machine, struct cpu *cpu, const struct v
 			uint64_t vaddr);
 
 /* Fill translations after a fault made the PTE present (the retried walk). */
-void machine_fill(struct machine *machine, struct cpu *cpu, uint16_t asid, struct vma *vma,
-		  uint64_t vaddr);
+void machine_fill(struct cpu *cpu, uint16_t asid, struct vma *vma, uint64_t vaddr);
 
 /* Hardware invalidations executed on @cpu (INVLPG, CR3 write, all ASIDs).
  * Each also drops the CPU's paging-structure cache entries of that ASID (SDM
