@@ -149,7 +149,8 @@ Test(native_e2e, traced_when_tracefs_is_writable)
 	expect_trace_sums(r.out);
 	char *after = NULL, *path = g_build_filename(dir, "cpus.csv", NULL), *cpus = NULL;
 	cr_assert(g_file_get_contents(TLB_ENABLE, &after, NULL, NULL));
-	cr_assert_str_eq(after, before, "the machine's event enable is untouched (an instance traces)");
+	cr_assert_str_eq(after, before,
+			 "the machine's event enable is untouched (an instance traces)");
 	cr_assert(g_file_get_contents(path, &cpus, NULL, NULL));
 	char **lines = g_strsplit(cpus, "\n", -1);
 	cr_assert_eq(g_strv_length(lines), 2 + (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
