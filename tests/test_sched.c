@@ -338,3 +338,124 @@ Test(sched, a_cpu_in_an_interrupt_does_not_issue)
 	cr_assert_not(sched_cpu_issuing(&r.k, rig_cpu0(&r)), "the task exited: idle");
 	rig_free(&r);
 }
+
+/* --------------------------------------------------------------------------
+ * Load balancing (sched_balance.c), worked by hand on 2 and 4 CPUs
+ * ------------------------------------------------------------------------ */
+
+/*
+ * A sleeper whose CPU is taken when it wakes moves to the idle one
+ * (select_idle_sibling()).  tiny-2cpu: the sleeper, placed first, runs first
+ * on cpu 0 and sleeps 10 ms; the pinned hog then has cpu 0; cpu 1's task
+ * exits after 5 ms.  With balancing cpu 1 switches four times (in and out
+ * of its task, in and out of the sleeper); without, twice.
+ */
+static const char *wake_moves_workload =
+	"{\"name\": \"wake\","
+	" \"tasks\": ["
+	"  {\"name\": \"sleeper\", \"program\": ["
+	"    {\"op\": \"sleep\", \"ms\": 10},"
+	"    {\"op\": \"phase\", \"name\": \"woke\", \"action\": \"begin\"},"
+	"    {\"op\": \"compute\", \"cycles\": 1000000},"
+	"    {\"op\": \"phase\", \"name\": \"woke\", \"action\": \"end\"}]},"
+	"  {\"name\": \"hog\", \"cpu\": 0, \"program\": [{\"op\": \"compute\", \"cycles\": 30000000}]},"
+	"  {\"name\": \"brief\", \"cpu\": 1, \"program\": [{\"op\": \"compute\", \"cycles\": 5000000}]}],"
+	" \"report\": {\"phase\": \"woke\"}}";
+
+Test(sched, wakeup_moves_to_an_idle_cpu)
+{
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, wake_moves_workload);
+	cr_assert_eq(CPU(r, 1, nr_migrations), 1);
+	cr_assert_eq(CPU(r, 0, nr_migrations), 0);
+	cr_assert_eq(CPU(r, 1, context_switches), 4);
+	/* Alone on cpu 1: its millisecond of work takes a millisecond. */
+	cr_assert_eq(r.result->phase_cycles, 1000000);
+	support_run_free(&r);
+
+	const char *const off[] = {"sched.load_balance=false", NULL};
+	r = support_run("tiny-2cpu.json", "linux-4.5", off, wake_moves_workload);
+	cr_assert_eq(CPU(r, 1, nr_migrations), 0);
+	cr_assert_eq(CPU(r, 1, context_switches), 2);
+	support_run_free(&r);
+}
+
+/*
+ * Where the sleeper goes on tiny-smt (cpu = thread * 2 + core: cpus 0 and 2
+ * are core 0's threads, 1 and 3 core 1's): with core 1 wholly idle, to its
+ * first CPU, 1, rather than to its own sibling 2; with cpu 1 busy, to the
+ * first idle CPU after its own, 2.
+ */
+static char *smt_wake_workload(const char *second_hog)
+{
+	return g_strdup_printf(
+		"{\"name\": \"smt-wake\","
+		" \"tasks\": ["
+		"  {\"name\": \"sleeper\", \"program\": ["
+		"    {\"op\": \"sleep\", \"ms\": 2}, {\"op\": \"compute\", \"cycles\": 100000}]},"
+		"  {\"name\": \"hog\", \"cpu\": 0, \"program\": [{\"op\": \"compute\", \"cycles\": 10000000}]}"
+		"  %s]}",
+		second_hog);
+}
+
+Test(sched, wakeup_prefers_an_idle_core)
+{
+	char *w = smt_wake_workload("");
+	struct support_run r = support_run("tiny-smt.json", "linux-4.5", NULL, w);
+	cr_assert_eq(CPU(r, 1, nr_migrations), 1);
+	cr_assert_eq(CPU(r, 2, nr_migrations) + CPU(r, 3, nr_migrations), 0);
+	support_run_free(&r);
+	g_free(w);
+
+	w = smt_wake_workload(", {\"name\": \"hog1\", \"cpu\": 1, \"program\": "
+			      "[{\"op\": \"compute\", \"cycles\": 10000000}]}");
+	r = support_run("tiny-smt.json", "linux-4.5", NULL, w);
+	cr_assert_eq(CPU(r, 2, nr_migrations), 1);
+	cr_assert_eq(CPU(r, 1, nr_migrations) + CPU(r, 3, nr_migrations), 0);
+	support_run_free(&r);
+	g_free(w);
+}
+
+/*
+ * An idle CPU pulls a waiting task only once it is cold (task_hot()).
+ * tiny-2cpu (latency 12 ms: two tasks take 6 ms turns; the LLC domain's
+ * interval is 2 ms, 4 ms after a failure).  a and c share cpu 0, a first:
+ * c takes over at 6 ms.  b, alone on cpu 1, exits at 6.2 ms: a left the CPU
+ * 0.2 ms ago, under the 0.5 ms migration cost, so neither the newly idle
+ * balance nor the periodic one at 6.2 ms moves it; the next, 4 ms later at
+ * 10.2 ms, does.  a had 44 ms of its 50 left: it ends near 54.2 ms.
+ * Without balancing it shares cpu 0 with c to the end, near 100 ms.
+ */
+static const char *pull_workload =
+	"{\"name\": \"pull\","
+	" \"tasks\": ["
+	"  {\"name\": \"a\", \"program\": ["
+	"    {\"op\": \"phase\", \"name\": \"a\", \"action\": \"begin\"},"
+	"    {\"op\": \"compute\", \"cycles\": 50000000},"
+	"    {\"op\": \"phase\", \"name\": \"a\", \"action\": \"end\"}]},"
+	"  {\"name\": \"b\", \"cpu\": 1, \"program\": [{\"op\": \"compute\", \"cycles\": 6200000}]},"
+	"  {\"name\": \"c\", \"program\": [{\"op\": \"compute\", \"cycles\": 50000000}]}],"
+	" \"report\": {\"phase\": \"a\"}}";
+
+Test(sched, idle_cpu_pulls_a_task_once_it_is_cold)
+{
+	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, pull_workload);
+	cr_assert_eq(CPU(r, 1, nr_migrations), 1);
+	/* Begun at 2160 (the first switch and mm load); switches add µs. */
+	cr_assert_geq(r.result->phase_cycles, 54200000 - 2160);
+	cr_assert_lt(r.result->phase_cycles, 54250000);
+	support_run_free(&r);
+
+	/* With no migration cost the newly idle balance takes a at 6.2 ms. */
+	const char *const cold[] = {"sched.migration_cost_ns=0", NULL};
+	r = support_run("tiny-2cpu.json", "linux-4.5", cold, pull_workload);
+	cr_assert_eq(CPU(r, 1, nr_migrations), 1);
+	cr_assert_geq(r.result->phase_cycles, 50200000 - 2160);
+	cr_assert_lt(r.result->phase_cycles, 50250000);
+	support_run_free(&r);
+
+	const char *const off[] = {"sched.load_balance=false", NULL};
+	r = support_run("tiny-2cpu.json", "linux-4.5", off, pull_workload);
+	cr_assert_eq(CPU(r, 1, nr_migrations), 0);
+	cr_assert_gt(r.result->phase_cycles, 90000000);
+	support_run_free(&r);
+}

@@ -289,6 +289,7 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(irq_ns) \
 	X(context_switches) \
 	X(switch_mm) \
+	X(nr_migrations) \
 	X(cpumask_atomics) \
 	X(switch_mm_ns) \
 	X(tlbi_broadcasts) \

@@ -80,8 +80,22 @@ static const char *const policy_keys[] = {
 	NULL,
 };
 
-static const char *const sched_keys[] = {"latency_ns", "min_granularity_ns",
-					 "wakeup_granularity_ns", "comment", NULL};
+static const char *const sched_keys[] = {"latency_ns",
+					 "min_granularity_ns",
+					 "wakeup_granularity_ns",
+					 "load_balance",
+					 "migration_cost_ns",
+					 "busy_factor",
+					 "min_interval_ms",
+					 "max_interval_ms",
+					 "imbalance_pct_smt",
+					 "imbalance_pct_llc",
+					 "imbalance_pct_top",
+					 "cache_nice_tries_smt",
+					 "cache_nice_tries_llc",
+					 "cache_nice_tries_top",
+					 "comment",
+					 NULL};
 
 /*
  * Pick an ops struct by name.  Every ops struct starts with its name, and a
@@ -150,13 +164,73 @@ static bool policy_check_applies(const struct config_node *root, const struct po
 	return true;
 }
 
+/* An optional boolean with the kernel's default. */
+static bool policy_read_bool(const struct config_node *node, const char *key, bool fallback,
+			     bool *out, GError **error)
+{
+	*out = fallback;
+	if (!cJSON_GetObjectItemCaseSensitive(node->json, key))
+		return true;
+	return config_get_bool(node, key, true, out, error);
+}
+
+/*
+ * The load balancer's defaults are sd_init()'s from 3.16 on (kernel/sched/
+ * topology.c): busy_factor 32, intervals of the domain's CPU count up to twice
+ * that in ms, imbalance_pct 110 between SMT siblings, 117 within the LLC, 125
+ * above it; cache_nice_tries 0, 1, 2.  Presets of other eras set theirs.
+ */
+static void policy_sched_defaults(struct sched_params *sched)
+{
+	/* CFS defaults (kernel/sched/fair.c, before the log2(cpus) scaling). */
+	*sched = (struct sched_params){
+	    .latency_ns = 6000000,
+	    .min_granularity_ns = 750000,
+	    .wakeup_granularity_ns = 1000000,
+	    .load_balance = true,
+	    .migration_cost_ns = 500000,
+	    .busy_factor = 32,
+	    .imbalance_pct = {110, 117, 125},
+	    .cache_nice_tries = {0, 1, 2},
+	};
+}
+
+static bool policy_read_balance(const struct config_node *s, struct sched_params *sched,
+				GError **error)
+{
+	static const char *const level_suffix[NR_SCHED_LEVELS] = {"smt", "llc", "top"};
+	const uint64_t second = 1000000000;
+	if (!(config_get_u64(s, "migration_cost_ns", false, 0, second, &sched->migration_cost_ns,
+			     error) &&
+	      config_get_u64(s, "busy_factor", false, 1, 1024, &sched->busy_factor, error) &&
+	      config_get_u64(s, "min_interval_ms", false, 1, 10000, &sched->min_interval_ms,
+			     error) &&
+	      config_get_u64(s, "max_interval_ms", false, 1, 10000, &sched->max_interval_ms,
+			     error)))
+		return false;
+	for (unsigned l = 0; l < NR_SCHED_LEVELS; l++) {
+		char *pct = g_strdup_printf("imbalance_pct_%s", level_suffix[l]);
+		char *tries = g_strdup_printf("cache_nice_tries_%s", level_suffix[l]);
+		bool ok = config_get_u64(s, pct, false, 100, 1000, &sched->imbalance_pct[l], error) &&
+			  config_get_u64(s, tries, false, 0, 100, &sched->cache_nice_tries[l], error);
+		g_free(pct);
+		g_free(tries);
+		if (!ok)
+			return false;
+	}
+	if (sched->max_interval_ms && sched->min_interval_ms > sched->max_interval_ms) {
+		struct config_node child = config_child(s, "max_interval_ms");
+		config_set_error(error, &child, "expected at least min_interval_ms (%" G_GUINT64_FORMAT
+				 ")", sched->min_interval_ms);
+		return false;
+	}
+	return true;
+}
+
 static bool policy_read_sched(const struct config_node *node, struct sched_params *sched,
 			      GError **error)
 {
-	/* CFS defaults (kernel/sched/fair.c, before the log2(cpus) scaling). */
-	sched->latency_ns = 6000000;
-	sched->min_granularity_ns = 750000;
-	sched->wakeup_granularity_ns = 1000000;
+	policy_sched_defaults(sched);
 	if (!cJSON_GetObjectItemCaseSensitive(node->json, "sched"))
 		return true;
 	struct config_node s = config_child(node, "sched");
@@ -166,17 +240,9 @@ static bool policy_read_sched(const struct config_node *node, struct sched_param
 	       config_get_u64(&s, "min_granularity_ns", false, 10000, second,
 			      &sched->min_granularity_ns, error) &&
 	       config_get_u64(&s, "wakeup_granularity_ns", false, 0, second,
-			      &sched->wakeup_granularity_ns, error);
-}
-
-/* An optional boolean with the kernel's default. */
-static bool policy_read_bool(const struct config_node *node, const char *key, bool fallback,
-			     bool *out, GError **error)
-{
-	*out = fallback;
-	if (!cJSON_GetObjectItemCaseSensitive(node->json, key))
-		return true;
-	return config_get_bool(node, key, true, out, error);
+			      &sched->wakeup_granularity_ns, error) &&
+	       policy_read_bool(&s, "load_balance", true, &sched->load_balance, error) &&
+	       policy_read_balance(&s, sched, error);
 }
 
 static const char *arch_name(enum topology_arch arch)

@@ -14,55 +14,9 @@
  * Invariant: a CPU has at most one pending resume event that is current
  * (resume_gen), and while in_irq it has none.
  */
-#include <glib.h>
-#include "tlbsim/kernel/sched.h"
+#include "sched_impl.h"
 #include "tlbsim/kernel/tlbflush.h"
 #include "tlbsim/kernel/tracepoint.h"
-
-enum rq_action { ACTION_RUN, ACTION_BLOCK, ACTION_YIELD, ACTION_EXIT };
-
-struct rq {
-	struct sched *sched;
-	struct cpu *cpu;
-	struct task *curr; /* NULL: idle */
-	GPtrArray *queue;  /* runnable, not running */
-	unsigned nr_assigned;
-	uint64_t min_vruntime;
-	uint64_t exec_start;
-
-	uint64_t resume_gen;
-	bool resume_pending;
-	uint64_t resume_at;
-	enum sched_work resume_work;
-	enum rq_action resume_action;
-
-	uint64_t slice_gen;
-	bool slice_armed;
-	bool need_resched;
-
-	bool in_irq;
-	bool irq_saved; /* work was pending at irq entry */
-	uint64_t irq_saved_remaining;
-	enum sched_work irq_saved_work;
-	enum rq_action irq_saved_action;
-	bool irq_deferred; /* a continuation was requested during the irq */
-	uint64_t irq_deferred_at;
-	enum sched_work irq_deferred_work;
-	enum rq_action irq_deferred_action;
-	bool switch_pending; /* idle CPU got a wakeup during an irq */
-};
-
-struct sched {
-	struct kernel *k;
-	unsigned nr_cpus;
-	struct rq *rqs;
-	GPtrArray *tasks; /* borrowed, by id order of addition */
-	unsigned nr_alive;
-	uint64_t last_exit; /* when the last task so far exited */
-	uint64_t latency;
-	uint64_t min_granularity;
-	uint64_t wakeup_granularity;
-};
 
 static void sched_switch(struct rq *rq, uint64_t t, bool prev_runnable);
 
@@ -108,6 +62,7 @@ struct sched *sched_new(struct kernel *k)
 	s->min_granularity = topology_ns_to_cycles(topo, p->min_granularity_ns * factor);
 	s->wakeup_granularity = topology_ns_to_cycles(topo, p->wakeup_granularity_ns * factor);
 	k->sched = s;
+	sched_balance_init(s);
 	return s;
 }
 
@@ -135,6 +90,26 @@ uint64_t sched_slice_cycles(const struct kernel *k, unsigned nr_running)
 static struct rq *cpu_rq(const struct kernel *k, const struct cpu *cpu)
 {
 	return &k->sched->rqs[cpu->id];
+}
+
+unsigned rq_nr_running(const struct rq *rq)
+{
+	return (rq->curr ? 1 : 0) + rq->queue->len;
+}
+
+void rq_queue_add(struct rq *rq, struct task *task)
+{
+	struct sched *s = rq->sched;
+	g_ptr_array_add(rq->queue, task);
+	if (s->nr_queued++ == 0)
+		sched_balance_kick(s, engine_now(s->k->engine));
+}
+
+void rq_queue_remove(struct rq *rq, struct task *task)
+{
+	gboolean found = g_ptr_array_remove_fast(rq->queue, task);
+	g_assert(found);
+	rq->sched->nr_queued--;
 }
 
 struct task *sched_current(const struct kernel *k, const struct cpu *cpu)
@@ -188,7 +163,7 @@ void sched_add_task(struct kernel *k, struct task *task)
 	task->has_remaining = false;
 	struct rq *rq = &s->rqs[task->cpu];
 	rq->nr_assigned++;
-	g_ptr_array_add(rq->queue, task);
+	rq_queue_add(rq, task);
 	g_ptr_array_add(s->tasks, task);
 	s->nr_alive++;
 }
@@ -288,6 +263,7 @@ static struct task *pick_next(struct rq *rq)
 			best = i;
 	}
 	/* Order of the remaining tasks does not matter: picking scans them all. */
+	rq->sched->nr_queued--;
 	return g_ptr_array_remove_index_fast(rq->queue, best);
 }
 
@@ -308,16 +284,24 @@ static void sched_switch(struct rq *rq, uint64_t t, bool prev_runnable)
 	rq->need_resched = false;
 	if (prev) {
 		prev->vruntime += t - rq->exec_start;
+		prev->last_ran = t;
+		prev->has_run = true;
 		if (prev_runnable) {
 			prev->state = TASK_RUNNABLE;
-			g_ptr_array_add(rq->queue, prev);
+			rq_queue_add(rq, prev);
 		}
 	}
 	struct task *next = pick_next(rq);
+	if (!next && newidle_balance(rq, t))
+		next = pick_next(rq);
 	if (!next && !prev)
 		return; /* idle stays idle */
 	rq->curr = next;
 	rq->exec_start = t;
+	if (!next)
+		sched_balance_idle(rq, t);
+	else if (!prev)
+		sched_balance_busy(rq, t);
 	update_min_vruntime(rq, t);
 	if (next == prev && next) {
 		/* Nobody better: keep running without a switch. */
@@ -500,21 +484,9 @@ void sched_revoke_quiet(struct kernel *k)
 	}
 }
 
-static void sched_do_wake(struct sched *s, struct task *task, uint64_t now)
+void rq_activated(struct rq *rq, uint64_t now)
 {
-	if (task->state != TASK_BLOCKED) {
-		if (task->state == TASK_RUNNING)
-			task->wake_pending = true;
-		return;
-	}
-	struct rq *rq = &s->rqs[task->cpu];
-	uint64_t credit = s->latency / 2;
-	uint64_t floor = rq->min_vruntime > credit ? rq->min_vruntime - credit : 0;
-	if (task->vruntime < floor)
-		task->vruntime = floor;
-	task->state = TASK_RUNNABLE;
-	task->wake_pending = false;
-	g_ptr_array_add(rq->queue, task);
+	struct sched *s = rq->sched;
 	if (!rq->curr) {
 		if (rq->in_irq)
 			rq->switch_pending = true;
@@ -522,10 +494,76 @@ static void sched_do_wake(struct sched *s, struct task *task, uint64_t now)
 			sched_switch(rq, now, false);
 		return;
 	}
+	const struct task *task = NULL;
+	for (unsigned i = 0; i < rq->queue->len; i++) {
+		const struct task *t = g_ptr_array_index(rq->queue, i);
+		if (!task || t->vruntime < task->vruntime)
+			task = t;
+	}
+	if (task && task->vruntime + s->wakeup_granularity < curr_vruntime(rq, now))
+		try_preempt(rq, now);
+	else
+		arm_slice(rq, now);
+}
+
+/* ttwu_do_activate(): @task, woken, joins the queue of its CPU. */
+static void ttwu_do_activate(struct sched *s, struct task *task, uint64_t now)
+{
+	struct rq *rq = &s->rqs[task->cpu];
+	uint64_t credit = s->latency / 2;
+	uint64_t floor = rq->min_vruntime > credit ? rq->min_vruntime - credit : 0;
+	if (task->vruntime < floor)
+		task->vruntime = floor;
+	task->state = TASK_RUNNABLE;
+	task->wake_pending = false;
+	rq_queue_add(rq, task);
+	if (!rq->curr) {
+		rq_activated(rq, now);
+		return;
+	}
 	if (task->vruntime + s->wakeup_granularity < curr_vruntime(rq, now))
 		try_preempt(rq, now);
 	else
 		arm_slice(rq, now);
+}
+
+static void sched_wake_remote_event(void *target, uint64_t task_index)
+{
+	struct sched *s = target;
+	struct task *task = g_ptr_array_index(s->tasks, task_index);
+	g_assert(task->state == TASK_WAKING);
+	s->rqs[task->cpu].wakes_incoming--;
+	ttwu_do_activate(s, task, engine_now(s->k->engine));
+}
+
+static guint task_index(const struct sched *s, const struct task *task)
+{
+	guint index;
+	gboolean found = g_ptr_array_find(s->tasks, task, &index);
+	g_assert(found);
+	return index;
+}
+
+static void sched_do_wake(struct sched *s, struct task *task, uint64_t now)
+{
+	if (task->state != TASK_BLOCKED) {
+		if (task->state == TASK_RUNNING)
+			task->wake_pending = true;
+		return;
+	}
+	unsigned cpu = select_task_rq(s, task);
+	if (cpu == task->cpu) {
+		ttwu_do_activate(s, task, now);
+		return;
+	}
+	/* Another CPU's run queue: the wakeup reaches it no sooner than any
+	 * other effect of this event on another core (the lookahead). */
+	struct rq *dst = &s->rqs[cpu];
+	migrate_task_rq(s, task, dst);
+	task->state = TASK_WAKING;
+	dst->wakes_incoming++;
+	engine_schedule(s->k->engine, now + s->k->machine->lookahead, cpu_lane(dst->cpu),
+			sched_wake_remote_event, s, task_index(s, task));
 }
 
 static void sched_wake_event(void *target, uint64_t task_index)
@@ -544,10 +582,8 @@ void sched_wake(struct kernel *k, struct task *task, uint64_t time)
 		sched_do_wake(s, task, now);
 		return;
 	}
-	guint index;
-	gboolean found = g_ptr_array_find(s->tasks, task, &index);
-	g_assert(found);
-	engine_schedule(k->engine, time, fabric_cpu_lane(task->cpu), sched_wake_event, s, index);
+	engine_schedule(k->engine, time, fabric_cpu_lane(task->cpu), sched_wake_event, s,
+			task_index(s, task));
 }
 
 void sched_wake_kernel(struct kernel *k, struct task *task, uint64_t time, struct kcont resume)

@@ -138,12 +138,25 @@ enum nested_flush {
 	NESTED_FLUSH_FULL,  /* 5.2+: fullmm with freed_tables: everything, lazy CPUs too */
 };
 
+/* The scheduling-domain levels a machine can have (kernel/sched/topology.c). */
+enum sched_level { SCHED_LEVEL_SMT, SCHED_LEVEL_LLC, SCHED_LEVEL_TOP, NR_SCHED_LEVELS };
+
 struct sched_params {
 	/* CFS tunables before scaling; scaled by 1 + ilog2(min(cpus, 8)) like
 	 * SCHED_TUNABLESCALING_LOG. */
 	uint64_t latency_ns;
 	uint64_t min_granularity_ns;
 	uint64_t wakeup_granularity_ns;
+	/* Load balancing (sched_balance.c): off places each task once. */
+	bool load_balance;
+	uint64_t migration_cost_ns; /* sysctl_sched_migration_cost: task_hot() */
+	/* sd_init()'s per-domain values; the intervals in ms, 0 for the
+	 * domain's CPU count (min) and twice the minimum (max). */
+	uint64_t busy_factor;
+	uint64_t min_interval_ms;
+	uint64_t max_interval_ms;
+	uint64_t imbalance_pct[NR_SCHED_LEVELS];
+	uint64_t cache_nice_tries[NR_SCHED_LEVELS];
 };
 
 struct policy {

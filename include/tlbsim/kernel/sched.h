@@ -34,7 +34,8 @@ struct task_ops {
 	void (*run)(struct kernel *k, struct task *task, struct cpu *cpu, uint64_t now);
 };
 
-enum task_state { TASK_RUNNABLE, TASK_RUNNING, TASK_BLOCKED, TASK_DEAD };
+/* TASK_WAKING: woken onto another CPU, on its way there (not on any queue). */
+enum task_state { TASK_RUNNABLE, TASK_RUNNING, TASK_BLOCKED, TASK_WAKING, TASK_DEAD };
 
 struct task {
 	unsigned id;
@@ -44,6 +45,8 @@ struct task {
 	unsigned cpu;   /* run queue it belongs to */
 	enum task_state state;
 	uint64_t vruntime;
+	uint64_t last_ran; /* when it last left a CPU (task_hot()) */
+	bool has_run;
 	uint64_t remaining; /* preempted user work still to do */
 	bool has_remaining;
 	enum sched_work remaining_work;
@@ -61,7 +64,8 @@ void sched_free(struct sched *sched);
 /*
  * Put @task on a run queue (its pinned CPU, or the CPU with the fewest tasks,
  * preferring idle cores, lowest number first) as runnable at time 0.  Call
- * before sched_start().  The task is borrowed.
+ * before sched_start().  The task is borrowed.  Unpinned tasks may move later
+ * (sched_balance.c), when the policy balances load.
  */
 void sched_add_task(struct kernel *k, struct task *task);
 /* Start every CPU: pick the first task or go idle, at time 0. */

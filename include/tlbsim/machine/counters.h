@@ -62,6 +62,7 @@
 	X(irq_cycles)                    /* cycles spent in IPI handlers */                        \
 	X(context_switches)              /* task switches, idle included */                        \
 	X(switch_mm)                     /* switches that changed the loaded mm */                 \
+	X(nr_migrations)                 /* tasks moved here from another CPU (se.nr_migrations) */\
 	X(cpumask_atomics)               /* atomic set/clear on an mm_cpumask */                   \
 	X(switch_mm_cycles)              /* cycles in switch_mm/enter_lazy_tlb (CR3, atomics) */   \
 	X(tlbi_broadcasts)               /* broadcast invalidations issued (TLBI IS, INVLPGB) */   \
