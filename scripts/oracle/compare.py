@@ -64,6 +64,36 @@ def per_cpu_counts(per_cpu_rows_by_run, column=PER_CPU):
     return {cpu: statistics.median(v) for cpu, v in sorted(by_cpu.items())}
 
 
+def ranked(per_cpu_rows_by_run, column=PER_CPU):
+    """Per run, its per-CPU counts of @column sorted highest first: which CPU
+    a task lands on is the scheduler's choice and differs per boot, so CPUs
+    are compared by rank, not by number."""
+    return [sorted((count(row, column) for row in rows), reverse=True)
+            for rows in per_cpu_rows_by_run]
+
+
+def at_rank(vectors, i):
+    """Each run's count at rank @i (0-based); 0 for a run with fewer CPUs."""
+    return [v[i] if i < len(v) else 0 for v in vectors]
+
+
+def rank_verdicts(kernel_vectors, sim_vectors):
+    """Rank by rank (1 = the busiest CPU), the kernel's counts at that rank
+    over boots against tlbsim's over seeds, by verdict()'s rule."""
+    lines = []
+    for i in range(max(len(v) for v in kernel_vectors + sim_vectors)):
+        kc, sc = at_rank(kernel_vectors, i), at_rank(sim_vectors, i)
+        agrees, diff, tol = verdict(kc, sc)
+        lines.append({"rank": i + 1, "kernel": kc, "tlbsim": sc, "agrees": agrees,
+                      "diff": diff, "tolerance": tol})
+    return lines
+
+
+def ranks_agreeing(ranks):
+    """(ranks that agree, ranks)."""
+    return sum(1 for r in ranks if r["agrees"]), len(ranks)
+
+
 def fmt_num(x):
     return str(int(x)) if float(x).is_integer() else f"{x:.1f}"
 
@@ -92,9 +122,10 @@ def scenario_table(lines):
     return out
 
 
-def per_cpu_table(kernel, sim):
-    """Per CPU, and the same counts sorted: the scheduler numbers CPUs its own
-    way, so an unpinned scenario is compared by the sorted rows."""
+def per_cpu_table(kernel, sim, ranks):
+    """Per CPU, the median over runs; then rank by rank (busiest CPU first,
+    each run sorted on its own) with a verdict per rank: the scheduler numbers
+    CPUs its own way, so only the ranks are compared."""
     cpus = sorted(set(kernel) | set(sim))
     head = "| " + PER_CPU + " per CPU | " + " | ".join(str(c) for c in cpus) + " |"
     rule = "|---|" + "---:|" * len(cpus)
@@ -102,9 +133,13 @@ def per_cpu_table(kernel, sim):
     for who, counts in (("kernel", kernel), ("tlbsim", sim)):
         values = [counts.get(c, 0) for c in cpus]
         rows.append(f"| {who} | " + " | ".join(fmt_num(v) for v in values) + " |")
-    for who, counts in (("kernel", kernel), ("tlbsim", sim)):
-        values = sorted((counts.get(c, 0) for c in cpus), reverse=True)
-        rows.append(f"| {who}, sorted | " + " | ".join(fmt_num(v) for v in values) + " |")
+    rows.append("| **by rank**, busiest first | " + " | ".join(
+        f"**{r['rank']}**" for r in ranks) + " |")
+    rows.append("| kernel | " + " | ".join(fmt_range(r["kernel"]) for r in ranks) + " |")
+    rows.append("| tlbsim | " + " | ".join(
+        fmt_num(statistics.median(r["tlbsim"])) for r in ranks) + " |")
+    rows.append("| verdict | " + " | ".join(
+        "agrees" if r["agrees"] else "**differs**" for r in ranks) + " |")
     return rows
 
 
@@ -113,3 +148,9 @@ def summary_counts(results):
     total = sum(len(r["lines"]) for r in results)
     agree = sum(1 for r in results for line in r["lines"] if line["agrees"])
     return agree, total
+
+
+def summary_ranks(results):
+    """(scenarios whose every per-CPU rank agrees, scenarios)."""
+    every = sum(1 for r in results if all(rank["agrees"] for rank in r["ranks"]))
+    return every, len(results)

@@ -180,8 +180,10 @@ def compare_all(out, scenarios):
     for s in scenarios:
         k_rows, k_cpu = read_runs(out / "kernel", s["name"])
         s_rows, s_cpu = read_runs(out / "tlbsim", s["name"])
+        ranks = compare.rank_verdicts(compare.ranked(k_cpu), compare.ranked(s_cpu))
         results.append({"scenario": s, "lines": compare.compare_scenario(k_rows, s_rows),
-                        "per_cpu": (compare.per_cpu_counts(k_cpu), compare.per_cpu_counts(s_cpu))})
+                        "per_cpu": (compare.per_cpu_counts(k_cpu), compare.per_cpu_counts(s_cpu)),
+                        "ranks": ranks})
     return results
 
 
@@ -234,7 +236,9 @@ def main(argv):
     os.replace(tmp.name, dest)
     agree, total = compare.summary_counts(results)
     print(report.summary_text(results), end="")
-    guestlib.say(f"{agree} of {total} counters agree; report: {dest}")
+    every, scenarios_n = compare.summary_ranks(results)
+    guestlib.say(f"{agree} of {total} counters agree; per-CPU ranks agree in {every} of "
+                 f"{scenarios_n} scenarios; report: {dest}")
     return 0 if agree == total or not args.check else 1
 
 

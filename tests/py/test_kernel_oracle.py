@@ -1,9 +1,10 @@
 """Tests of the kernel oracle (scripts/oracle/) that need no QEMU: the initramfs
 archive is the newc format the kernel reads (checked against busybox cpio when
 there is one), the guest's framed data port is split back into files, the
-agreement rule, and a full comparison of recorded kernel output
-(tests/data/oracle/kernel/: three boots of pingpong, munmap64p-r3 and
-madv-local) against this build's tlbsim, which must agree on every counter.
+agreement rule, per-CPU counts compared by rank, and a full comparison of
+recorded kernel output (tests/data/oracle/kernel/: three boots of pingpong,
+munmap64p-r3 and madv-local) against this build's tlbsim, which must agree on
+every counter and at every per-CPU rank.
 
 Run: TLBSIM=build/tlbsim python3 -B tests/py/test_kernel_oracle.py (ctest passes the build's).
 """
@@ -106,6 +107,69 @@ class ToleranceTest(unittest.TestCase):
             compare.count({"tlb_remote_shootdown": ""}, "tlb_remote_shootdown")
 
 
+def per_cpu_rows(counts):
+    """A run's per-CPU CSV rows, CPU i with counts[i] remote shootdowns."""
+    return [{"cpu": str(cpu), compare.PER_CPU: str(n)} for cpu, n in enumerate(counts)]
+
+
+class PerCpuRankTest(unittest.TestCase):
+    def test_numbering_differs_but_ranks_agree(self):
+        # The busy readers land on other CPUs each boot; sorted, the boots and
+        # tlbsim's seeds are the same vector.
+        kernel = compare.ranked([per_cpu_rows([0, 256, 256, 255]),
+                                 per_cpu_rows([256, 255, 0, 256]),
+                                 per_cpu_rows([256, 256, 255, 1])])
+        sim = compare.ranked([per_cpu_rows([256, 0, 256, 256]),
+                              per_cpu_rows([256, 256, 256, 0])])
+        self.assertEqual(kernel[1], [256, 256, 255, 0])
+        ranks = compare.rank_verdicts(kernel, sim)
+        self.assertEqual([r["rank"] for r in ranks], [1, 2, 3, 4])
+        self.assertEqual(compare.ranks_agreeing(ranks), (4, 4))
+        # Sorted, the idle CPU's rank is tight (0, 0, 1: tolerance 3), where CPU 0
+        # by number would span 0-256 and agree with anything.
+        self.assertEqual(ranks[3]["kernel"], [0, 0, 1])
+        self.assertEqual(ranks[3]["tolerance"], 3)
+
+    def test_a_rank_that_differs(self):
+        # The kernel spreads the work over every CPU; tlbsim leaves one idle.
+        kernel = compare.ranked([per_cpu_rows([200, 200, 200, 200])] * 3)
+        sim = compare.ranked([per_cpu_rows([0, 260, 270, 270])] * 3)
+        ranks = compare.rank_verdicts(kernel, sim)
+        self.assertEqual([r["agrees"] for r in ranks], [False, False, False, False])
+        near = compare.ranked([per_cpu_rows([205, 0, 195, 200])] * 3)
+        ranks = compare.rank_verdicts(kernel, near)
+        self.assertEqual([r["agrees"] for r in ranks], [True, True, True, False])
+        self.assertEqual(ranks[3]["diff"], -200)
+        self.assertEqual(compare.ranks_agreeing(ranks), (3, 4))
+        table = compare.per_cpu_table({0: 200, 1: 200, 2: 200, 3: 200},
+                                      {0: 205, 1: 0, 2: 195, 3: 200}, ranks)
+        self.assertIn("| verdict | agrees | agrees | agrees | **differs** |", table)
+
+    def test_the_kernels_spread_at_a_rank_is_its_tolerance(self):
+        # Rank 2 over boots: 100, 200, 150 (median 150, spread 100); tlbsim's
+        # 240 is 60% off the median but within the spread.
+        kernel = compare.ranked([per_cpu_rows([300, 100]), per_cpu_rows([200, 300]),
+                                 per_cpu_rows([150, 300])])
+        ranks = compare.rank_verdicts(kernel, compare.ranked([per_cpu_rows([240, 300])]))
+        self.assertEqual(ranks[1]["kernel"], [100, 200, 150])
+        self.assertEqual(ranks[1]["tolerance"], 100)
+        self.assertTrue(ranks[1]["agrees"])
+        ranks = compare.rank_verdicts(kernel, compare.ranked([per_cpu_rows([251, 300])]))
+        self.assertFalse(ranks[1]["agrees"])
+
+    def test_a_run_with_fewer_cpus_counts_zero_at_the_ranks_it_lacks(self):
+        ranks = compare.rank_verdicts([[9, 8, 7]], [[9, 8]])
+        self.assertEqual(ranks[2]["tlbsim"], [0])
+        self.assertFalse(ranks[2]["agrees"])
+
+    def test_ranks_stay_out_of_the_counter_total(self):
+        line = {"agrees": True}
+        results = [{"lines": [line, line], "ranks": [{"agrees": False}]},
+                   {"lines": [line], "ranks": [{"agrees": True}, {"agrees": True}]}]
+        self.assertEqual(compare.summary_counts(results), (3, 3))
+        self.assertEqual(compare.summary_ranks(results), (1, 2))
+
+
 @unittest.skipUnless(os.path.isdir(os.path.join(RECORDED, "kernel")), "no recorded kernel output")
 class RecordedTest(unittest.TestCase):
     def test_report_from_recorded_kernel_output(self):
@@ -130,6 +194,11 @@ class RecordedTest(unittest.TestCase):
                 self.assertIn(f"| {counter} |", text)
             n = len(names) * len(compare.COUNTERS)
             self.assertIn(f"**{n} of {n} counters agree.**", text)
+            # And CPU by CPU, by rank: ranks are a line of their own, not counters.
+            self.assertIn(f"**Per-CPU remote shootdowns, by rank: {len(names)} of {len(names)} "
+                          "scenarios agree at every rank.**", text)
+            self.assertIn("| per-CPU ranks agreeing |", text)
+            self.assertIn("Per CPU, by rank: 8 of 8 ranks agree.", text)
             # tlbsim ran once per boot, on the qemu topology, with linux-6.1.
             rows = compare.read_rows(open(os.path.join(out, "tlbsim", "seed-1",
                                                        names[0] + ".csv")).read())
