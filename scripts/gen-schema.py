@@ -150,8 +150,8 @@ def topology():
 
 
 def policy():
-    sched = obj(keys("policy", "sched"), {k: NUM for k in keys("policy", "sched")
-                                          if k != "comment"})
+    sched = obj(keys("policy", "sched"), {k: BOOL if k == "load_balance" else NUM
+                                          for k in keys("policy", "sched") if k != "comment"})
     return with_extends(obj(keys("policy", "$"), {"sched": sched, "arch": TEXT}))
 
 

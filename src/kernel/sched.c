@@ -19,6 +19,7 @@
 #include "tlbsim/kernel/tracepoint.h"
 
 static void sched_switch(struct rq *rq, uint64_t t, bool prev_runnable);
+static void rq_activated(struct rq *rq, uint64_t now);
 
 /*
  * The mm half of context_switch(): enter_lazy_tlb() when @next is NULL (a
@@ -62,6 +63,7 @@ struct sched *sched_new(struct kernel *k)
 	s->min_granularity = topology_ns_to_cycles(topo, p->min_granularity_ns * factor);
 	s->wakeup_granularity = topology_ns_to_cycles(topo, p->wakeup_granularity_ns * factor);
 	k->sched = s;
+	s->activate = rq_activated;
 	sched_balance_init(s);
 	return s;
 }
@@ -90,26 +92,6 @@ uint64_t sched_slice_cycles(const struct kernel *k, unsigned nr_running)
 static struct rq *cpu_rq(const struct kernel *k, const struct cpu *cpu)
 {
 	return &k->sched->rqs[cpu->id];
-}
-
-unsigned rq_nr_running(const struct rq *rq)
-{
-	return (rq->curr ? 1 : 0) + rq->queue->len;
-}
-
-void rq_queue_add(struct rq *rq, struct task *task)
-{
-	struct sched *s = rq->sched;
-	g_ptr_array_add(rq->queue, task);
-	if (s->nr_queued++ == 0)
-		sched_balance_kick(s, engine_now(s->k->engine));
-}
-
-void rq_queue_remove(struct rq *rq, struct task *task)
-{
-	gboolean found = g_ptr_array_remove_fast(rq->queue, task);
-	g_assert(found);
-	rq->sched->nr_queued--;
 }
 
 struct task *sched_current(const struct kernel *k, const struct cpu *cpu)
@@ -484,7 +466,7 @@ void sched_revoke_quiet(struct kernel *k)
 	}
 }
 
-void rq_activated(struct rq *rq, uint64_t now)
+static void rq_activated(struct rq *rq, uint64_t now)
 {
 	struct sched *s = rq->sched;
 	if (!rq->curr) {

@@ -32,6 +32,28 @@
  */
 #include "sched_impl.h"
 
+/* ---- run-queue membership -------------------------------------------------- */
+
+unsigned rq_nr_running(const struct rq *rq)
+{
+	return (rq->curr ? 1 : 0) + rq->queue->len;
+}
+
+void rq_queue_add(struct rq *rq, struct task *task)
+{
+	struct sched *s = rq->sched;
+	g_ptr_array_add(rq->queue, task);
+	if (s->nr_queued++ == 0)
+		sched_balance_kick(s, engine_now(s->k->engine));
+}
+
+void rq_queue_remove(struct rq *rq, struct task *task)
+{
+	gboolean found = g_ptr_array_remove_fast(rq->queue, task);
+	g_assert(found);
+	rq->sched->nr_queued--;
+}
+
 enum balance_idle { BALANCE_NEWLY_IDLE, BALANCE_IDLE, BALANCE_NOT_IDLE };
 
 /* A level's group of @cpu: itself, its core, its socket. */
@@ -383,7 +405,7 @@ static void rebalance_domains(struct rq *rq, uint64_t now)
 		sd->last_balance = now;
 		if (moved) {
 			sd->balance_interval = s->min_interval[l];
-			rq_activated(rq, now);
+			s->activate(rq, now);
 		} else if (sd->balance_interval < s->max_interval[l]) {
 			sd->balance_interval = MIN(2 * sd->balance_interval, s->max_interval[l]);
 		}

@@ -2,8 +2,9 @@
 #define TLBSIM_SCHED_IMPL_H
 /*
  * What the scheduler's two units share: the run queues.  sched.c runs them
- * (CFS on each CPU); sched_balance.c moves tasks between them.  Nothing
- * outside the two includes this.
+ * (CFS on each CPU) and calls down into sched_balance.c, which keeps count of
+ * the waiting tasks and moves them between queues, and reaches back only
+ * through sched->activate.  Nothing outside the two includes this.
  */
 #include <glib.h>
 #include "tlbsim/kernel/policy.h"
@@ -76,17 +77,16 @@ struct sched {
 	uint64_t max_load_balance_interval;
 	uint64_t migration_cost;
 	unsigned nr_queued; /* tasks waiting in some queue */
+	/* sched.c's: a task just put on @rq's queue from elsewhere runs if the
+	 * CPU idles, or may preempt the current one (check_preempt_curr()). */
+	void (*activate)(struct rq *rq, uint64_t now);
 };
 
-/* sched.c, for the balancer. */
+/* sched_balance.c: queue membership (it counts the tasks waiting) ... */
 unsigned rq_nr_running(const struct rq *rq);
 void rq_queue_add(struct rq *rq, struct task *task);
 void rq_queue_remove(struct rq *rq, struct task *task);
-/* A task just put on @rq's queue from elsewhere: run it if the CPU idles, or
- * see whether it preempts the current one (check_preempt_curr()). */
-void rq_activated(struct rq *rq, uint64_t now);
-
-/* sched_balance.c */
+/* ... and balancing. */
 void sched_balance_init(struct sched *s);
 /* select_task_rq_fair() for a wakeup: the CPU @task should wake on. */
 unsigned select_task_rq(struct sched *s, const struct task *task);
