@@ -7,9 +7,8 @@
  * half a latency on wakeup; wakeup preemption beyond wakeup_granularity.  The
  * costs of a switch are the topology's context_switch plus whatever
  * context_switch_mm() charges (the policy's lazy-TLB era).
- * Simplifies: no load balancing or migration after placement (placement picks
- * the least loaded CPU once, idle cores first); ticks are not modelled, a
- * slice ends exactly on time; preemption of kernel work waits for the end of
+ * Placement and migration are sched_balance.c's.
+ * Simplifies: ticks are not modelled, a slice ends exactly on time; preemption of kernel work waits for the end of
  * the current kernel step (PREEMPT_VOLUNTARY).
  * Invariant: a CPU has at most one pending resume event that is current
  * (resume_gen), and while in_irq it has none.
