@@ -432,3 +432,46 @@ Test(policy_names, lazy_era_must_match_the_arch)
 		     "\"reclaim_flush\": \"batched\", \"pcid\": false}",
 		     "t.json: $.lazy_tlb: lazy_tlb \"riscv\" is for riscv, but arch is \"x86\"");
 }
+
+/* The load balancer's tunables: sd_init()'s values from 3.16 on by default. */
+Test(policy_sched, balance_defaults_and_overrides)
+{
+	struct policy *p = with_ok("");
+	cr_expect(p->sched.load_balance);
+	cr_expect_eq(p->sched.migration_cost_ns, 500000);
+	cr_expect_eq(p->sched.busy_factor, 32);
+	cr_expect_eq(p->sched.min_interval_ms, 0, "0: the domain's CPU count");
+	cr_expect_eq(p->sched.max_interval_ms, 0, "0: twice the minimum");
+	cr_expect_eq(p->sched.imbalance_pct[SCHED_LEVEL_SMT], 110);
+	cr_expect_eq(p->sched.imbalance_pct[SCHED_LEVEL_LLC], 117);
+	cr_expect_eq(p->sched.imbalance_pct[SCHED_LEVEL_TOP], 125);
+	cr_expect_eq(p->sched.cache_nice_tries[SCHED_LEVEL_SMT], 0);
+	cr_expect_eq(p->sched.cache_nice_tries[SCHED_LEVEL_LLC], 1);
+	cr_expect_eq(p->sched.cache_nice_tries[SCHED_LEVEL_TOP], 2);
+	policy_free(p);
+
+	p = with_ok("\"sched\": {\"load_balance\": false, \"busy_factor\": 64, \"min_interval_ms\": 1, "
+		    "\"max_interval_ms\": 4, \"imbalance_pct_llc\": 125, \"cache_nice_tries_top\": 1}");
+	cr_expect(!p->sched.load_balance);
+	cr_expect_eq(p->sched.busy_factor, 64);
+	cr_expect_eq(p->sched.min_interval_ms, 1);
+	cr_expect_eq(p->sched.max_interval_ms, 4);
+	cr_expect_eq(p->sched.imbalance_pct[SCHED_LEVEL_LLC], 125);
+	cr_expect_eq(p->sched.imbalance_pct[SCHED_LEVEL_SMT], 110, "others keep their defaults");
+	cr_expect_eq(p->sched.cache_nice_tries[SCHED_LEVEL_TOP], 1);
+	policy_free(p);
+}
+
+Test(policy_sched, balance_errors)
+{
+	expect_with_error("\"sched\": {\"load_balance\": 1}",
+			  "t.json: $.sched.load_balance: expected true or false, got 1");
+	expect_with_error("\"sched\": {\"imbalance_pct_llc\": 99}",
+			  "t.json: $.sched.imbalance_pct_llc: expected an integer in [100, 1000], "
+			  "got 99");
+	expect_with_error("\"sched\": {\"min_interval_ms\": 8, \"max_interval_ms\": 4}",
+			  "t.json: $.sched.max_interval_ms: expected at least min_interval_ms (8)");
+	expect_with_error(
+	    "\"sched\": {\"busy_factr\": 16}",
+	    "t.json: $.sched: unknown key \"busy_factr\" (did you mean \"busy_factor\"?)");
+}
