@@ -450,8 +450,9 @@ Test(policy_sched, balance_defaults_and_overrides)
 	cr_expect_eq(p->sched.cache_nice_tries[SCHED_LEVEL_TOP], 2);
 	policy_free(p);
 
-	p = with_ok("\"sched\": {\"load_balance\": false, \"busy_factor\": 64, \"min_interval_ms\": 1, "
-		    "\"max_interval_ms\": 4, \"imbalance_pct_llc\": 125, \"cache_nice_tries_top\": 1}");
+	p = with_ok("\"sched\": {\"load_balance\": false, \"busy_factor\": 64, "
+		    "\"min_interval_ms\": 1, \"max_interval_ms\": 4, \"imbalance_pct_llc\": 125, "
+		    "\"cache_nice_tries_top\": 1}");
 	cr_expect(!p->sched.load_balance);
 	cr_expect_eq(p->sched.busy_factor, 64);
 	cr_expect_eq(p->sched.min_interval_ms, 1);

@@ -358,13 +358,16 @@ static const char *wake_moves_workload =
 	"    {\"op\": \"phase\", \"name\": \"woke\", \"action\": \"begin\"},"
 	"    {\"op\": \"compute\", \"cycles\": 1000000},"
 	"    {\"op\": \"phase\", \"name\": \"woke\", \"action\": \"end\"}]},"
-	"  {\"name\": \"hog\", \"cpu\": 0, \"program\": [{\"op\": \"compute\", \"cycles\": 30000000}]},"
-	"  {\"name\": \"brief\", \"cpu\": 1, \"program\": [{\"op\": \"compute\", \"cycles\": 5000000}]}],"
+	"  {\"name\": \"hog\", \"cpu\": 0, \"program\": ["
+	"    {\"op\": \"compute\", \"cycles\": 30000000}]},"
+	"  {\"name\": \"brief\", \"cpu\": 1, \"program\": ["
+	"    {\"op\": \"compute\", \"cycles\": 5000000}]}],"
 	" \"report\": {\"phase\": \"woke\"}}";
 
 Test(sched, wakeup_moves_to_an_idle_cpu)
 {
-	struct support_run r = support_run("tiny-2cpu.json", "linux-4.5", NULL, wake_moves_workload);
+	struct support_run r =
+	    support_run("tiny-2cpu.json", "linux-4.5", NULL, wake_moves_workload);
 	cr_assert_eq(CPU(r, 1, nr_migrations), 1);
 	cr_assert_eq(CPU(r, 0, nr_migrations), 0);
 	cr_assert_eq(CPU(r, 1, context_switches), 4);
@@ -392,7 +395,8 @@ static char *smt_wake_workload(const char *second_hog)
 		" \"tasks\": ["
 		"  {\"name\": \"sleeper\", \"program\": ["
 		"    {\"op\": \"sleep\", \"ms\": 2}, {\"op\": \"compute\", \"cycles\": 100000}]},"
-		"  {\"name\": \"hog\", \"cpu\": 0, \"program\": [{\"op\": \"compute\", \"cycles\": 10000000}]}"
+		"  {\"name\": \"hog\", \"cpu\": 0, \"program\": ["
+		"    {\"op\": \"compute\", \"cycles\": 10000000}]}"
 		"  %s]}",
 		second_hog);
 }
@@ -432,7 +436,8 @@ static const char *pull_workload =
 	"    {\"op\": \"phase\", \"name\": \"a\", \"action\": \"begin\"},"
 	"    {\"op\": \"compute\", \"cycles\": 50000000},"
 	"    {\"op\": \"phase\", \"name\": \"a\", \"action\": \"end\"}]},"
-	"  {\"name\": \"b\", \"cpu\": 1, \"program\": [{\"op\": \"compute\", \"cycles\": 6200000}]},"
+	"  {\"name\": \"b\", \"cpu\": 1, \"program\": ["
+	"    {\"op\": \"compute\", \"cycles\": 6200000}]},"
 	"  {\"name\": \"c\", \"program\": [{\"op\": \"compute\", \"cycles\": 50000000}]}],"
 	" \"report\": {\"phase\": \"a\"}}";
 

@@ -211,8 +211,8 @@ static bool policy_read_balance(const struct config_node *s, struct sched_params
 	for (unsigned l = 0; l < NR_SCHED_LEVELS; l++) {
 		char *pct = g_strdup_printf("imbalance_pct_%s", level_suffix[l]);
 		char *tries = g_strdup_printf("cache_nice_tries_%s", level_suffix[l]);
-		bool ok = config_get_u64(s, pct, false, 100, 1000, &sched->imbalance_pct[l], error) &&
-			  config_get_u64(s, tries, false, 0, 100, &sched->cache_nice_tries[l], error);
+		bool ok = config_get_u64(s, pct, false, 100, 1000, &sched->imbalance_pct[l], error);
+		ok = ok && config_get_u64(s, tries, false, 0, 100, &sched->cache_nice_tries[l], error);
 		g_free(pct);
 		g_free(tries);
 		if (!ok)
@@ -220,8 +220,9 @@ static bool policy_read_balance(const struct config_node *s, struct sched_params
 	}
 	if (sched->max_interval_ms && sched->min_interval_ms > sched->max_interval_ms) {
 		struct config_node child = config_child(s, "max_interval_ms");
-		config_set_error(error, &child, "expected at least min_interval_ms (%" G_GUINT64_FORMAT
-				 ")", sched->min_interval_ms);
+		config_set_error(error, &child,
+				 "expected at least min_interval_ms (%" G_GUINT64_FORMAT ")",
+				 sched->min_interval_ms);
 		return false;
 	}
 	return true;

@@ -8,8 +8,9 @@
  * costs of a switch are the topology's context_switch plus whatever
  * context_switch_mm() charges (the policy's lazy-TLB era).
  * Placement and migration are sched_balance.c's.
- * Simplifies: ticks are not modelled, a slice ends exactly on time; preemption of kernel work waits for the end of
- * the current kernel step (PREEMPT_VOLUNTARY).
+ * Simplifies: ticks are not modelled, a slice ends exactly on time;
+ * preemption of kernel work waits for the end of the current kernel step
+ * (PREEMPT_VOLUNTARY).
  * Invariant: a CPU has at most one pending resume event that is current
  * (resume_gen), and while in_irq it has none.
  */

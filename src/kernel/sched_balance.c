@@ -97,7 +97,8 @@ void sched_balance_init(struct sched *s)
 	s->balance = p->load_balance;
 	s->migration_cost = topology_ns_to_cycles(topo, p->migration_cost_ns);
 	/* HZ * num_online_cpus() / 10 jiffies: a tenth of a second per CPU. */
-	s->max_load_balance_interval = topology_ns_to_cycles(topo, UINT64_C(100000000) * s->nr_cpus);
+	s->max_load_balance_interval =
+	    topology_ns_to_cycles(topo, UINT64_C(100000000) * s->nr_cpus);
 	for (unsigned l = 0; l < NR_SCHED_LEVELS; l++) {
 		weight *= groups[l];
 		s->level_present[l] = groups[l] > 1;
@@ -163,7 +164,8 @@ void migrate_task_rq(struct sched *s, struct task *task, struct rq *dst)
 	/* vruntime is relative to the queue it waits in (migrate_task_rq_fair()):
 	 * a sleeper behind its old queue's minimum stays as far behind. */
 	int64_t lag = (int64_t)(task->vruntime - src->min_vruntime);
-	task->vruntime = lag < 0 && (uint64_t)-lag > dst->min_vruntime ? 0 : dst->min_vruntime + (uint64_t)lag;
+	task->vruntime =
+	    lag < 0 && (uint64_t)-lag > dst->min_vruntime ? 0 : dst->min_vruntime + (uint64_t)lag;
 	src->nr_assigned--;
 	dst->nr_assigned++;
 	task->cpu = dst->cpu->id;
@@ -261,9 +263,11 @@ static bool calculate_imbalance(struct lb_env *env)
 	uint64_t avg = (uint64_t)total * 1024 / weight;
 	uint64_t local_load = group_avg_load(local), busiest_load = group_avg_load(busiest);
 	uint64_t pct = env->s->k->policy->sched.imbalance_pct[env->level];
-	if (local_load >= busiest_load || local_load >= avg || 100 * busiest_load <= pct * local_load)
+	if (local_load >= busiest_load || local_load >= avg ||
+	    100 * busiest_load <= pct * local_load)
 		return false;
-	env->imbalance = MIN((busiest_load - avg) * busiest->weight, (avg - local_load) * local->weight);
+	env->imbalance =
+	    MIN((busiest_load - avg) * busiest->weight, (avg - local_load) * local->weight);
 	return true;
 }
 
@@ -313,9 +317,13 @@ static bool load_balance(struct rq *dst, enum sched_level level, enum balance_id
 {
 	struct sched *s = dst->sched;
 	const struct topology *topo = s->k->machine->topology;
-	const unsigned nr_groups[NR_SCHED_LEVELS] = {topo->threads_per_core,
-						     topo->cores_per_socket, topo->sockets};
-	struct lb_env env = {.s = s, .dst = dst, .level = level, .idle = idle, .now = now,
+	const unsigned nr_groups[NR_SCHED_LEVELS] = {topo->threads_per_core, topo->cores_per_socket,
+						     topo->sockets};
+	struct lb_env env = {.s = s,
+			     .dst = dst,
+			     .level = level,
+			     .idle = idle,
+			     .now = now,
 			     .nr_groups = nr_groups[level]};
 	env.groups = g_new0(struct group_stats, env.nr_groups);
 	update_sd_lb_stats(&env);
