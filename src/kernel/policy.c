@@ -211,8 +211,8 @@ static bool policy_read_balance(const struct config_node *s, struct sched_params
 	for (unsigned l = 0; l < NR_SCHED_LEVELS; l++) {
 		char *pct = g_strdup_printf("imbalance_pct_%s", level_suffix[l]);
 		char *tries = g_strdup_printf("cache_nice_tries_%s", level_suffix[l]);
-		uint64_t *nice = &sched->cache_nice_tries[l];
-		bool ok = config_get_u64(s, pct, false, 100, 1000, &sched->imbalance_pct[l], error) &&
+		uint64_t *imbalance = &sched->imbalance_pct[l], *nice = &sched->cache_nice_tries[l];
+		bool ok = config_get_u64(s, pct, false, 100, 1000, imbalance, error) &&
 			  config_get_u64(s, tries, false, 0, 100, nice, error);
 		g_free(pct);
 		g_free(tries);
