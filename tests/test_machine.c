@@ -666,6 +666,28 @@ Test(machine_translate, write_through_read_only_entry_faults_after_pte_change)
 	rig_free(r);
 }
 
+/* The dirty bit: a write through the walk or a hit of the PTE as it is sets
+ * it, a read does not, and a write through an entry older than a zap (not
+ * yet committed: legal) leaves the zapped PTE clean. */
+Test(machine_translate, writes_set_the_dirty_bit)
+{
+	struct rig *r = rig_new(NULL);
+	populate(r, page(1), true);
+	populate(r, page(2), true);
+	read_ok(r, 0, page(1));
+	cr_expect_not(vma_pte(r->small, page(1))->dirty);
+	xlate_cost(r, 0, 0, page(1), true, TRANSLATE_OK); /* hit */
+	cr_expect(vma_pte(r->small, page(1))->dirty);
+	xlate_cost(r, 1, 0, page(2), true, TRANSLATE_OK); /* walk */
+	cr_expect(vma_pte(r->small, page(2))->dirty);
+	populate(r, page(3), true);
+	read_ok(r, 0, page(3));
+	cr_assert(mm_zap_pte(r->mm, r->small, page(3)));
+	xlate_cost(r, 0, 0, page(3), true, TRANSLATE_OK);
+	cr_expect_not(vma_pte(r->small, page(3))->dirty);
+	rig_free(r);
+}
+
 /* ---- stale hits ------------------------------------------------------------ */
 
 Test(machine_stale, zap_then_commit_makes_hit_stale)

@@ -51,6 +51,7 @@ static void expect_unchanged(const struct mm_snapshot *before, const struct mm *
 	cr_expect_eq(now.pte.committed, before->pte.committed);
 	cr_expect_eq(now.pte.present, before->pte.present);
 	cr_expect_eq(now.pte.writable, before->pte.writable);
+	cr_expect_eq(now.pte.dirty, before->pte.dirty);
 	cr_expect_eq(now.vma_epoch, before->vma_epoch);
 	cr_expect_eq(now.mm_epoch, before->mm_epoch);
 	cr_expect_eq(now.next_gen, before->next_gen);
@@ -213,6 +214,27 @@ Test(mm, populate_bumps_gen_only)
 	/* Untouched neighbour. */
 	cr_expect_not(vma_pte(vma, SPAN(0))->present);
 	cr_expect_eq(vma_pte(vma, SPAN(0))->gen, 0);
+	mm_free(mm);
+}
+
+/* The dirty bit lives with the PTE: a fresh one is clean, a write-protect
+ * keeps it (the page still holds the data), a zap takes it away. */
+Test(mm, dirty_bit_ends_with_the_pte)
+{
+	struct mm *mm = mm_new(1, 1);
+	struct vma *vma = mm_add_vma(mm, SPAN(0), 2 * K4, PS_4K, false, 0, 0);
+	mm_finish_layout(mm);
+	struct pte *pte = vma_pte(vma, SPAN(0));
+	mm_populate(mm, vma, SPAN(0), true);
+	cr_expect_not(pte->dirty);
+	pte->dirty = true; /* a write through it */
+	cr_expect(mm_wrprotect_pte(mm, vma, SPAN(0)));
+	cr_expect(pte->dirty);
+	cr_expect(mm_zap_pte(mm, vma, SPAN(0)));
+	cr_expect_not(pte->dirty);
+	pte->dirty = true; /* stale state a populate must not inherit */
+	mm_populate(mm, vma, SPAN(0), true);
+	cr_expect_not(pte->dirty);
 	mm_free(mm);
 }
 

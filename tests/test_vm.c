@@ -773,3 +773,95 @@ Test(vm, nested_gather_flushes_its_range_in_4_13_to_5_1)
 	cr_expect_eq(CPU(r, 0, invlpg), 1 + 1);
 	support_run_free(&r);
 }
+
+/*
+ * cpu 1 runs in the mm once (touching page 0 of the 8-page shared "victim",
+ * so that read faults allocate pages: MADV_PAGEOUT skips the zero page) and
+ * waits: lazy on it, still in mm_cpumask on x86 6.1, so reclaim defers.
+ * cpu 0 then runs @calls (a comma-separated list of ops).
+ */
+static char *lazy_other_case(const char *populate, const char *calls)
+{
+	return g_strdup_printf(
+		"{\"name\": \"lazy\","
+		" \"regions\": [{\"name\": \"victim\", \"size\": 32768, \"shared\": true,"
+		"   \"populate\": \"%s\"}],"
+		" \"tasks\": ["
+		"  {\"name\": \"main\", \"cpu\": 0, \"program\": ["
+		"    {\"op\": \"wait_flag\", \"flag\": \"ready\", \"value\": 1}, %s,"
+		"    {\"op\": \"set_flag\", \"flag\": \"done\", \"value\": 1}]},"
+		"  {\"name\": \"other\", \"cpu\": 1, \"program\": ["
+		"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\","
+		"     \"pages\": 1, \"rounds\": 1, \"cycles\": 1},"
+		"    {\"op\": \"set_flag\", \"flag\": \"ready\", \"value\": 1},"
+		"    {\"op\": \"wait_flag\", \"flag\": \"done\", \"value\": 1}]}]}",
+		populate, calls);
+}
+
+#define PAGEOUT "{\"op\": \"madvise\", \"region\": \"victim\", \"advice\": \"pageout\"}"
+
+/*
+ * After a batched pageout the munmap's zap first flushes the mm whole
+ * (flush_tlb_batched_pending() -> flush_tlb_mm(), freed_tables): the IPI
+ * reaches lazy cpu 1, which leaves the mm; the munmap's own flush (its freed
+ * page table) is then local.  Without the batch (per-page reclaim) that own
+ * flush is what reaches cpu 1, as a range.  Sends: the batch (full) and the
+ * pageout walk's range; then flush_tlb_mm (full).
+ */
+Test(vm, munmap_after_batched_reclaim_flushes_the_mm_first)
+{
+	char *w = lazy_other_case(
+		"all", PAGEOUT ", {\"op\": \"munmap\", \"region\": \"victim\"}");
+	struct support_run r = support_run("tiny-2cpu-pcid.json", "linux-6.1", NULL, w);
+	cr_assert_eq(CPU(r, 0, tlb_remote_send_ipi_full), 2);
+	cr_assert_eq(CPU(r, 0, tlb_remote_send_ipi), 3);
+	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush_received), 1);
+	cr_assert_eq(r.result->total.stale_hits, 0);
+	support_run_free(&r);
+	const char *const per_page[] = {"reclaim_flush=per_page", NULL};
+	r = support_run("tiny-2cpu-pcid.json", "linux-6.1", per_page, w);
+	cr_assert_eq(CPU(r, 0, tlb_remote_send_ipi_full), 0);
+	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush_received), 1);
+	support_run_free(&r);
+	g_free(w);
+}
+
+/* mprotect's change_pte_range() does the same; with nothing present it
+ * flushes nothing of its own, so per-page reclaim never reaches cpu 1. */
+Test(vm, mprotect_after_batched_reclaim_flushes_the_mm_first)
+{
+	char *w = lazy_other_case(
+		"all", PAGEOUT ", {\"op\": \"mprotect\", \"region\": \"victim\", \"prot\": \"read\"}");
+	struct support_run r = support_run("tiny-2cpu-pcid.json", "linux-6.1", NULL, w);
+	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush_received), 1);
+	cr_assert_eq(CPU(r, 0, tlb_remote_send_ipi_full), 2);
+	support_run_free(&r);
+	const char *const per_page[] = {"reclaim_flush=per_page", NULL};
+	r = support_run("tiny-2cpu-pcid.json", "linux-6.1", per_page, w);
+	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush_received), 0);
+	support_run_free(&r);
+	g_free(w);
+}
+
+/*
+ * A write fault maps its page dirty: two pages written in (nothing populated)
+ * are each flushed before they are written out (2 sends), then the pageout
+ * walk's range (1).  Read in, they are clean: the batch's one flush at the
+ * end and the walk's.
+ */
+Test(vm, write_faults_map_pages_dirty)
+{
+	const char *touch = "{\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\","
+			    " \"pages\": 2, \"rounds\": 1, \"write\": %d, \"cycles\": 1}, " PAGEOUT;
+	for (int write = 0; write <= 1; write++) {
+		char *calls = g_strdup_printf(touch, write);
+		char *w = lazy_other_case("none", calls);
+		struct support_run r = support_run("tiny-2cpu-pcid.json", "linux-6.1", NULL, w);
+		cr_assert_eq(CPU(r, 0, pages_reclaimed), 2, "write %d", write);
+		cr_assert_eq(CPU(r, 0, tlb_remote_send_ipi), write ? 2 + 1 : 1 + 1, "write %d",
+			     write);
+		support_run_free(&r);
+		g_free(w);
+		g_free(calls);
+	}
+}

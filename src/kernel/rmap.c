@@ -1,18 +1,26 @@
 /*
  * Reclaim of a range of pages with the deferred TLB flush of
- * CONFIG_ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH (Mel Gorman, 72b252aed506, 4.3).
+ * CONFIG_ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH (Mel Gorman, 72b252aed506, 4.3),
+ * and the flush a later page-table walk owes a batch still pending
+ * (flush_tlb_batched_pending(), 3ea277194daa, 4.12).
  *
- * Models: shrink_folio_list() visiting each page (page_fault cycles of work
- * per page: isolation, rmap walk, freeing; an estimate of the same order as
- * allocating one), try_to_unmap_one() clearing the PTE and either deferring
- * the flush (set_tlb_ubc_flush_pending -> arch_tlbbatch_add_pending) or
- * flushing it at once (ptep_clear_flush -> flush_tlb_range of one page), and
- * try_to_unmap_flush() before the pages are freed.
- * Simplifies: the PTEs are all cleared when the call starts and the per-page
- * flushes follow one after the other; the batch lives for one call (the
- * kernel's lives in the task and flush_tlb_batched_pending() handles a batch
- * left pending across calls, which cannot happen here); no dirty-page
- * writeback (try_to_unmap_flush_dirty).
+ * Models: shrink_folio_list() taking the pages one after the other (page_fault
+ * cycles of work per page: isolation, rmap walk, freeing; an estimate of the
+ * same order as allocating one): try_to_unmap_one() clears the PTE and either
+ * defers the flush (should_defer_flush(), asked for each page, so a CPU that
+ * left mm_cpumask meanwhile stops it: set_tlb_ubc_flush_pending ->
+ * arch_tlbbatch_add_pending, marking the mm's tlb_flush_batched) or flushes at
+ * once (ptep_clear_flush -> flush_tlb_range of one page); a page whose PTE was
+ * dirty is then written out, and before that try_to_unmap_flush_dirty()
+ * flushes the batch if it holds a dirty entry (a CPU could otherwise still
+ * write the page during the I/O).  try_to_unmap_flush() before the pages are
+ * freed flushes what is left.
+ * Simplifies: the PTEs are all cleared when the call starts (their changes
+ * commit when it returns); the flushes follow in the kernel's order from
+ * there.  The batch lives for one call, as the kernel's (in the task) is
+ * always empty again when reclaim_pages() returns; what outlives it is the
+ * mm's tlb_flush_batched.  Writing a page out costs no cycles and takes no
+ * time (no swap device).
  * Invariant: every page unmapped is covered by a completed flush before @done.
  */
 #include <glib.h>
@@ -22,14 +30,31 @@
 
 #define PAGE_4K (UINT64_C(1) << 12)
 
+/* A page shrink_folio_list() takes: the cycles spent reaching it (the PTE
+ * walk since the previous one, and its own work), and whether its PTE was
+ * dirty (it is written out). */
+struct reclaim_page {
+	uint64_t addr;
+	uint64_t work;
+	bool dirty;
+};
+
+/* Where the page at @next stands. */
+enum reclaim_phase {
+	RECLAIM_UNMAP,     /* try_to_unmap() next */
+	RECLAIM_WRITEBACK, /* unmapped: try_to_unmap_flush_dirty() + pageout() next */
+};
+
 /* One reclaim call in flight. */
 struct reclaim {
 	struct kernel *k;
 	struct cpu *cpu;
 	struct mm *mm;
 	struct vma *vma;
-	uint64_t *flush_pages; /* pages owed an immediate flush, in order */
-	unsigned nr_flush, next_flush;
+	struct reclaim_page *pages; /* the pages unmapped, in order */
+	unsigned nr_pages, next;
+	enum reclaim_phase phase;
+	uint64_t tail_work; /* the PTE walk after the last page */
 	struct tlbflush_unmap_batch batch;
 	struct kcont done;
 };
@@ -37,52 +62,123 @@ struct reclaim {
 static void reclaim_free(struct kernel *k, struct reclaim *r)
 {
 	tlbbatch_free(k, &r->batch);
-	kernel_release(k, r->flush_pages);
+	kernel_release(k, r->pages);
 	kernel_release(k, r);
 }
 
-static void reclaim_finish(struct kernel *k, void *ctx, uint64_t time)
-{
-	struct reclaim *r = ctx;
-	struct kcont done = r->done;
-	reclaim_free(k, r);
-	kcont_call(k, done, time);
-}
+static void reclaim_run(struct reclaim *r, uint64_t t);
 
-static void reclaim_next_flush(struct kernel *k, void *ctx, uint64_t time);
-
-/* The next ptep_clear_flush() starts from an event at its own time. */
-static void reclaim_next_event(void *target, uint64_t time)
+/* The next step starts from an event at its own time. */
+static void reclaim_event(void *target, uint64_t time)
 {
 	struct reclaim *r = target;
-	reclaim_next_flush(r->k, r, time);
+	reclaim_run(r, time);
 }
 
-/* ptep_clear_flush() one page after another, then try_to_unmap_flush(). */
-static void reclaim_next_flush(struct kernel *k, void *ctx, uint64_t time)
+/*
+ * A flush completed at @time (the last ack), maybe less than a lookahead after
+ * the event that computed it: go on from an event at that time or the
+ * lookahead bound.
+ */
+static void reclaim_flushed(struct kernel *k, void *ctx, uint64_t time)
 {
 	struct reclaim *r = ctx;
-	if (r->next_flush > 0 && time != engine_now(k->engine)) {
-		/* A flush completes at a time of its own (the last ack), maybe
-		 * less than a lookahead after the event that computed it: go on
-		 * from an event at that time or the lookahead bound. */
-		uint64_t at = MAX(time, engine_now(k->engine) + k->machine->lookahead);
-		engine_schedule(k->engine, at, LANE_GLOBAL, reclaim_next_event, r, at);
+	if (time == engine_now(k->engine)) {
+		reclaim_run(r, time);
 		return;
 	}
-	if (r->next_flush < r->nr_flush) {
-		uint64_t addr = r->flush_pages[r->next_flush++];
-		struct kcont next = {.fn = reclaim_next_flush, .ctx = r};
-		flush_tlb_mm_range(k, r->cpu, r->mm, r->vma, addr, addr + PAGE_4K, PAGE_SHIFT_4K,
-				   false, time, next);
-		return;
+	uint64_t at = MAX(time, engine_now(k->engine) + k->machine->lookahead);
+	engine_schedule(k->engine, at, LANE_GLOBAL, reclaim_event, r, at);
+}
+
+static void reclaim_batch_flushed(struct kernel *k, void *ctx, uint64_t time)
+{
+	struct reclaim *r = ctx;
+	tlbbatch_clear(&r->batch); /* the arch read the batch when it started */
+	reclaim_flushed(k, r, time);
+}
+
+/* try_to_unmap_flush(): the batch's flush if one is owed, then @r goes on;
+ * false (nothing started) if none is. */
+static bool try_to_unmap_flush(struct reclaim *r, uint64_t t)
+{
+	if (!r->batch.flush_required)
+		return false;
+	struct kcont flushed = {.fn = reclaim_batch_flushed, .ctx = r};
+	r->k->policy->arch->batch_flush(r->k, r->cpu, &r->batch, t, &flushed);
+	return true;
+}
+
+/* try_to_unmap_flush_dirty(): flush only if a dirty entry is deferred. */
+static bool try_to_unmap_flush_dirty(struct reclaim *r, uint64_t t)
+{
+	return r->batch.writable && try_to_unmap_flush(r, t);
+}
+
+/* set_tlb_ubc_flush_pending(): defer @page's flush into the batch; returns
+ * the cycles. */
+static uint64_t set_tlb_ubc_flush_pending(struct reclaim *r, const struct reclaim_page *page,
+					  uint64_t t)
+{
+	struct kernel *k = r->k;
+	uint64_t cycles =
+	    k->policy->arch->batch_add_pending(k, r->cpu, &r->batch, r->mm, page->addr, t);
+	r->batch.flush_required = true;
+	r->batch.writable |= page->dirty;
+	r->mm->tlb_flush_batched = true;
+	return cycles;
+}
+
+/*
+ * try_to_unmap_one()'s flush for the page at @next: deferred if the policy
+ * batches and the arch wants it now, else ptep_clear_flush().  Returns
+ * whether a flush was started (@r goes on when it completes).
+ */
+static bool try_to_unmap_one(struct reclaim *r, uint64_t *t)
+{
+	struct kernel *k = r->k;
+	const struct reclaim_page *page = &r->pages[r->next];
+	if (k->policy->reclaim_flush == RECLAIM_FLUSH_BATCHED &&
+	    k->policy->arch->should_defer(k, r->cpu, r->mm)) {
+		*t += set_tlb_ubc_flush_pending(r, page, *t);
+		return false;
 	}
-	struct kcont finish = {.fn = reclaim_finish, .ctx = r};
-	if (!r->batch.flush_required) {
-		reclaim_finish(k, r, time);
-		return;
+	struct kcont flushed = {.fn = reclaim_flushed, .ctx = r};
+	flush_tlb_mm_range(k, r->cpu, r->mm, r->vma, page->addr, page->addr + PAGE_4K,
+			   PAGE_SHIFT_4K, false, *t, flushed);
+	return true;
+}
+
+/* shrink_folio_list() from page @next at @t, until a flush has to complete
+ * or the pages are done (then try_to_unmap_flush() and @done). */
+static void reclaim_run(struct reclaim *r, uint64_t t)
+{
+	struct kernel *k = r->k;
+	while (r->next < r->nr_pages) {
+		const struct reclaim_page *page = &r->pages[r->next];
+		if (r->phase == RECLAIM_UNMAP) {
+			t += page->work;
+			r->phase = RECLAIM_WRITEBACK;
+			if (try_to_unmap_one(r, &t))
+				return;
+			continue;
+		}
+		r->phase = RECLAIM_UNMAP;
+		r->next++;
+		/* pageout() of a dirty page: flush first if the batch holds a
+		 * writable entry; the write itself is free (see above). */
+		if (page->dirty && try_to_unmap_flush_dirty(r, t))
+			return;
 	}
-	k->policy->arch->batch_flush(k, r->cpu, &r->batch, time, &finish);
+	if (r->tail_work) {
+		t += r->tail_work;
+		r->tail_work = 0;
+	}
+	if (try_to_unmap_flush(r, t))
+		return;
+	struct kcont done = r->done;
+	reclaim_free(k, r);
+	kcont_call(k, done, t);
 }
 
 void reclaim_pages(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma *vma,
@@ -92,25 +188,47 @@ void reclaim_pages(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma 
 	*r = (struct reclaim){.k = k, .cpu = cpu, .mm = mm, .vma = vma, .done = done};
 	tlbbatch_init(k, &r->batch, mm->nr_cpus);
 	const struct topology_costs *costs = &k->machine->topology->costs;
-	const struct flush_arch_ops *arch = k->policy->arch;
-	bool batching = k->policy->reclaim_flush == RECLAIM_FLUSH_BATCHED &&
-			arch->should_defer(k, cpu, mm);
 	uint64_t size = page_size_bytes(vma->page_size);
-	uint64_t t = now;
-	r->flush_pages = kernel_alloc(k, (end - start) / size * sizeof(uint64_t));
+	uint64_t work = 0;
+	r->pages = kernel_alloc(k, (end - start) / size * sizeof(*r->pages));
 	for (uint64_t addr = start; addr < end; addr += size) {
-		t += costs->pte_op;
+		work += costs->pte_op;
+		const struct pte *pte = vma_pte(vma, addr);
+		bool dirty = pte->dirty; /* ptep_get_and_clear()'s pte_dirty() */
 		/* The zero page is on no LRU: folio isolation skips it. */
-		if (vma_pte(vma, addr)->zero_page || !mm_zap_pte(mm, vma, addr))
+		if (pte->zero_page || !mm_zap_pte(mm, vma, addr))
 			continue;
-		t += costs->page_fault; /* shrink_folio_list() work for this page */
 		cpu->counters.pages_reclaimed++;
-		if (batching) {
-			r->batch.flush_required = true;
-			t += arch->batch_add_pending(k, cpu, &r->batch, mm, addr, t);
-		} else {
-			r->flush_pages[r->nr_flush++] = addr;
-		}
+		r->pages[r->nr_pages++] = (struct reclaim_page){
+		    .addr = addr, .work = work + costs->page_fault, .dirty = dirty};
+		work = 0;
 	}
-	reclaim_next_flush(k, r, t);
+	r->tail_work = work;
+	reclaim_run(r, now);
+}
+
+void flush_tlb_batched_pending(struct kernel *k, struct cpu *cpu, struct mm *mm, uint64_t now,
+			       struct kcont done)
+{
+	g_assert(mm->tlb_flush_batched);
+	mm->tlb_flush_batched = false;
+	/* arch_flush_tlb_batched_pending().  One switch, not a flush_arch_ops
+	 * member, only because policy.h is being changed elsewhere: it belongs
+	 * there. */
+	switch (k->policy->arch->arch) {
+	case ARCH_X86:
+	case ARCH_RISCV:
+		/* flush_tlb_mm(): everything, freed_tables set (x86), so the
+		 * IPIs reach lazy CPUs too, which leave mm_cpumask. */
+		flush_tlb_mm_range(k, cpu, mm, NULL, 0, FLUSH_ALL, PAGE_SHIFT_4K, true, now, done);
+		return;
+	case ARCH_ARM64:
+		/* dsb(ish) for the TLBIs add_pending issued: this model's batch
+		 * waited for them before its call returned, so nothing to do. */
+		kcont_call(k, done, now);
+		return;
+	case NR_ARCHES:
+		break;
+	}
+	g_assert_not_reached();
 }

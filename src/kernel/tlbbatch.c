@@ -2,7 +2,7 @@
  * The reclaim batch's state (tlbbatch.h).
  *
  * Invariant: @pages holds @nr_pages addresses in the order they were added;
- * the mask only grows until the batch is freed.
+ * the mask only grows until the batch is cleared (after each flush) or freed.
  */
 #include <string.h>
 #include <glib.h>
@@ -23,6 +23,15 @@ void tlbbatch_free(struct kernel *k, struct tlbflush_unmap_batch *batch)
 	if (batch->pages)
 		kernel_release(k, batch->pages);
 	*batch = (struct tlbflush_unmap_batch){0};
+}
+
+void tlbbatch_clear(struct tlbflush_unmap_batch *batch)
+{
+	const struct mm *m = batch->mask;
+	memset(m->cpumask, 0, (m->nr_cpus + 63) / 64 * sizeof(uint64_t));
+	batch->flush_required = false;
+	batch->writable = false;
+	batch->nr_pages = 0;
 }
 
 void tlbbatch_add_mask(struct tlbflush_unmap_batch *batch, const struct mm *mm)

@@ -10,7 +10,11 @@
  * after the flush, and a fault's new page joins it (swap.c).  A read fault in
  * a private anonymous VMA maps the zero page (do_anonymous_page()); a write
  * to it copies (wp_page_copy()): a new page, and ptep_clear_flush() flushing
- * the zero page's translation from every CPU of the mm.
+ * the zero page's translation from every CPU of the mm.  MADV_PAGEOUT's walk
+ * clears the young bits of the pages it hands to reclaim (rmap.c) and flushes
+ * them at tlb_finish_mmu(), after the reclaim.  A walk that changes PTEs
+ * (munmap, mprotect, madvise) first flushes what reclaim deferred for the mm
+ * (flush_tlb_batched_pending()).
  * mmap maps an unmapped chunk's VMA again at its old address and touches no PTE.
  * Each call holds mmap_lock and, with per-VMA locks, its VMA's lock from entry
  * to return (rwsem.c; see "mmap_lock and the per-VMA lock" below).
@@ -86,6 +90,7 @@ struct vm_call {
 	uint64_t freed_pages;    /* present PTEs zapped: pages freed after the flush */
 	bool freed_tables;
 	bool gathering;          /* counted in mm->tlb_flush_pending until flushed */
+	struct mmu_gather tlb;   /* MADV_PAGEOUT's, flushed after its reclaim */
 	/* Pages of [start, end) present but left as they were (no generation
 	 * of this call): its return must not commit them, or a later call's
 	 * change to them would look committed before that call's flush. */
@@ -535,6 +540,7 @@ static uint64_t vm_fault_copy(struct vm_call *call, struct mmu_gather *tlb, uint
 	uint64_t size = page_size_bytes(call->vma->page_size);
 	sched_revoke_quiet(k);
 	mm_cow_zero_page(call->mm, call->vma, call->addr);
+	vma_pte(call->vma, call->addr)->dirty = true; /* maybe_mkwrite(pte_mkdirty()) */
 	call->start = call->addr;
 	call->end = call->addr + size;
 	tlb_adjust_range(tlb, call->start, call->end);
@@ -569,6 +575,9 @@ static void vm_fault_return(struct vm_call *call, uint64_t t)
 	} else if (call->write && call->vma->writable) {
 		pte->writable = true; /* do_wp_page() reusing the only mapping */
 	}
+	/* The retried write goes through the new entry: pte_mkdirty() (the
+	 * access itself is not translated again). */
+	pte->dirty |= call->write && pte->writable;
 	machine_fill(call->cpu, vm_asid(call), call->vma, call->addr);
 	vm_call_return(call, t);
 }
@@ -578,8 +587,17 @@ static void vm_fault_return(struct vm_call *call, uint64_t t)
  * presets with NESTED_FLUSH_FULL all are. */
 static bool vm_gathers(const struct kernel *k, enum vm_kind kind)
 {
-	return kind == VM_MUNMAP || kind == VM_DONTNEED ||
+	return kind == VM_MUNMAP || kind == VM_DONTNEED || kind == VM_PAGEOUT ||
 	       (kind == VM_MPROTECT && k->policy->nested_flush == NESTED_FLUSH_FULL);
+}
+
+/* The calls whose page-table walk starts with flush_tlb_batched_pending():
+ * zap_pte_range() (munmap, MADV_DONTNEED), change_pte_range() (mprotect) and
+ * madvise_cold_or_pageout_pte_range(). */
+static bool vm_walks(enum vm_kind kind)
+{
+	return kind == VM_MUNMAP || kind == VM_DONTNEED || kind == VM_MPROTECT ||
+	       kind == VM_PAGEOUT;
 }
 
 /*
@@ -604,9 +622,73 @@ static bool tlb_finish_mmu_range(struct kernel *k, struct vm_call *call, uint64_
 	return true;
 }
 
+/* tlb_finish_mmu() at @t: flush [start, end) (widened for nested gathers),
+ * then the call returns (vm_flushed()). */
+static void vm_finish_mmu(struct kernel *k, struct vm_call *call, uint64_t start, uint64_t end,
+			  bool freed_tables, uint64_t t)
+{
+	struct kcont flushed = {.fn = vm_flushed, .ctx = call};
+	if (!tlb_finish_mmu_range(k, call, &start, &end, &freed_tables))
+		vm_flushed(k, call, t);
+	else
+		flush_tlb_mm_range(k, call->cpu, call->mm, call->vma, start, end,
+				   tlb_get_unmap_shift(call->vma), freed_tables, t, flushed);
+}
+
+/* flush_tlb_batched_pending() done at @time: the walk goes on from a global
+ * event then (or the lookahead bound), as the call's page-table work is. */
+static void vm_batched_flushed(struct kernel *k, void *ctx, uint64_t time)
+{
+	uint64_t at = MAX(time, engine_now(k->engine) + k->machine->lookahead);
+	engine_schedule(k->engine, at, LANE_GLOBAL, vm_apply_event, ctx, 0);
+}
+
+/*
+ * madvise_cold_or_pageout_pte_range()'s walk before reclaim: each page it will
+ * reclaim has its young bit cleared (ptep_get_and_clear_full(), pte_mkold())
+ * and enters the mmu_gather (tlb_remove_tlb_entry()), which tlb_finish_mmu()
+ * flushes after the reclaim.  Every such page is young here: it was mapped
+ * (young) since the last MADV_PAGEOUT, which reclaimed them all, and nothing
+ * else ages a PTE in this model.  Making a PTE old invalidates no
+ * translation: no generation.  The zero page is no normal page: skipped, and
+ * kept as it is.
+ */
+static void vm_pageout_walk(struct vm_call *call)
+{
+	uint64_t size = page_size_bytes(call->vma->page_size);
+	for (uint64_t addr = call->start; addr < call->end; addr += size) {
+		const struct pte *pte = vma_pte(call->vma, addr);
+		if (pte->zero_page)
+			vm_keep(call, addr);
+		else if (pte->present)
+			tlb_adjust_range(&call->tlb, addr, addr + size);
+	}
+}
+
+static void vm_pageout_finish_event(void *target, uint64_t time)
+{
+	struct vm_call *call = target;
+	vm_finish_mmu(call->k, call, call->tlb.start, call->tlb.end, call->tlb.freed_tables, time);
+}
+
+/* reclaim_pages() done at @time: tlb_finish_mmu() from an event at that time
+ * (or the lookahead bound: the last ack may be a short transfer). */
+static void vm_pageout_reclaimed(struct kernel *k, void *ctx, uint64_t time)
+{
+	struct vm_call *call = ctx;
+	if (time == engine_now(k->engine)) {
+		vm_pageout_finish_event(call, time);
+		return;
+	}
+	uint64_t at = MAX(time, engine_now(k->engine) + k->machine->lookahead);
+	engine_schedule(k->engine, at, LANE_GLOBAL, vm_pageout_finish_event, call, at);
+}
+
 /*
  * The call's page-table work, at a global event: from here on every CPU's page
- * walks see the new PTEs.  Then the flush, then the return.
+ * walks see the new PTEs.  Then the flush, then the return.  A walk that finds
+ * a reclaim flush of the mm still owed does it first, and starts again from
+ * a global event when it completes.
  */
 static void vm_apply_event(void *target, uint64_t unused)
 {
@@ -624,6 +706,11 @@ static void vm_apply_event(void *target, uint64_t unused)
 		 * either way nothing changes and nothing is flushed. */
 		call->start = call->end = 0;
 		vm_flushed(k, call, t);
+		return;
+	}
+	if (vm_walks(call->kind) && call->mm->tlb_flush_batched) {
+		struct kcont walk = {.fn = vm_batched_flushed, .ctx = call};
+		flush_tlb_batched_pending(k, call->cpu, call->mm, t, walk);
 		return;
 	}
 	call->gen_lo = call->mm->next_gen;
@@ -648,14 +735,11 @@ static void vm_apply_event(void *target, uint64_t unused)
 			      &call->freed_pages);
 		break;
 	case VM_PAGEOUT: {
-		struct kcont flushed = {.fn = vm_flushed, .ctx = call};
-		/* Reclaim passes over the zero page (rmap.c). */
-		uint64_t size = page_size_bytes(call->vma->page_size);
-		for (uint64_t addr = call->start; addr < call->end; addr += size)
-			if (vma_pte(call->vma, addr)->zero_page)
-				vm_keep(call, addr);
+		struct kcont reclaimed = {.fn = vm_pageout_reclaimed, .ctx = call};
+		tlb_gather_mmu(&call->tlb);
+		vm_pageout_walk(call);
 		reclaim_pages(k, call->cpu, call->mm, call->vma, call->start, call->end, t,
-			      flushed);
+			      reclaimed);
 		call->gen_hi = call->mm->next_gen - 1;
 		return;
 	}
@@ -676,13 +760,7 @@ static void vm_apply_event(void *target, uint64_t unused)
 		start = tlb.start;
 		end = tlb.end;
 	}
-	struct kcont flushed = {.fn = vm_flushed, .ctx = call};
-	bool freed_tables = tlb.freed_tables;
-	if (!tlb_finish_mmu_range(k, call, &start, &end, &freed_tables))
-		vm_flushed(k, call, t);
-	else
-		flush_tlb_mm_range(k, call->cpu, call->mm, call->vma, start, end,
-				   tlb_get_unmap_shift(call->vma), freed_tables, t, flushed);
+	vm_finish_mmu(k, call, start, end, tlb.freed_tables, t);
 }
 
 /*

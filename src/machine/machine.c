@@ -389,7 +389,7 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 					enum translate_overlap overlap, uint64_t *cycles)
 {
 	enum page_size ps = vma->page_size;
-	const struct pte *pte = vma_pte(vma, vaddr);
+	struct pte *pte = vma_pte(vma, vaddr);
 	const struct topology *topo = machine->topology;
 	const struct cpu_probe *list = cpu->probe[ps];
 	unsigned nr = cpu->nr_probe[ps];
@@ -414,6 +414,9 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 			return TRANSLATE_OK;
 		}
 		machine_fill_probed(cpu, list, probe, p, asid, gen, writable);
+		/* An entry older than the PTE's last invalidating change maps
+		 * the page it had: the write dirties that, not this PTE. */
+		pte->dirty |= write && gen >= pte->pending;
 		return TRANSLATE_OK;
 	}
 	cpu->counters.tlb_misses++;
@@ -431,6 +434,7 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	 * waits for one, so walks still bound the rate. */
 	*cycles += (overlap == TRANSLATE_DEPENDENT ? walk_end : walk_start) - now;
 	machine_fill_probed(cpu, list, probe, nr, asid, pte->gen, pte->writable);
+	pte->dirty |= write;
 	return TRANSLATE_OK;
 }
 

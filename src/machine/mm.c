@@ -225,6 +225,7 @@ void mm_populate(struct mm *mm, struct vma *vma, uint64_t addr, bool writable)
 	pte->present = true;
 	pte->writable = writable && vma->writable;
 	pte->zero_page = false;
+	pte->dirty = false;
 	pte->gen = mm_next_gen(mm);
 }
 
@@ -251,6 +252,7 @@ bool mm_zap_pte(struct mm *mm, struct vma *vma, uint64_t addr)
 	pte->present = false;
 	pte->writable = false;
 	pte->zero_page = false;
+	pte->dirty = false;
 	mm_invalidating_change(mm, vma, pte);
 	return true;
 }

@@ -16,11 +16,15 @@
  * The CPUs that may cache any page unmapped so far (x86/riscv: the union of
  * the mms' cpumasks, kept in a bare mm used only for its cpumask, so that the
  * policy's target selection works on it unchanged), whether a flush is owed,
- * and the deferred invalidations (arm64: the TLBIs issued, and for which mm).
+ * whether an entry deferred was dirty (@writable: a CPU may still write the
+ * page through its TLB, so it must be flushed before the page is written
+ * out, try_to_unmap_flush_dirty()), and the deferred invalidations (arm64:
+ * the TLBIs issued, and for which mm).
  */
 struct tlbflush_unmap_batch {
 	struct mm *mask;
 	bool flush_required;
+	bool writable;
 	unsigned nr_pages;
 	uint64_t *pages;
 	const struct mm *mm;
@@ -30,6 +34,10 @@ struct tlbflush_unmap_batch {
 /* An empty batch for a machine of @nr_cpus CPUs; tlbbatch_free() undoes it. */
 void tlbbatch_init(struct kernel *k, struct tlbflush_unmap_batch *batch, unsigned nr_cpus);
 void tlbbatch_free(struct kernel *k, struct tlbflush_unmap_batch *batch);
+
+/* Empty again after arch_tlbbatch_flush() (cpumask_clear(), the TLBIs
+ * waited for), the storage kept; flush_required and writable cleared too. */
+void tlbbatch_clear(struct tlbflush_unmap_batch *batch);
 
 /* OR @mm's cpumask into the batch's (x86 and riscv arch_tlbbatch_add_pending()). */
 void tlbbatch_add_mask(struct tlbflush_unmap_batch *batch, const struct mm *mm);

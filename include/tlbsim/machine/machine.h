@@ -138,7 +138,9 @@ enum translate_overlap {
  * Probes level-1 then level-2 structures for the VMA's page size, walks the page
  * table on a miss and fills.  Adds the translation cycles to *@cycles.  A hit on
  * an entry older than a committed PTE change counts (and logs) a stale hit and
- * still succeeds, as the hardware would.
+ * still succeeds, as the hardware would.  A write through a translation of
+ * the PTE as it is sets its dirty bit (one older than its last zap or
+ * downgrade writes a page the PTE no longer maps).
  */
 enum translate_result machine_translate(struct machine *machine, struct cpu *cpu, uint16_t asid,
 					struct vma *vma, uint64_t vaddr, bool write, uint64_t now,

@@ -27,6 +27,10 @@ struct pte {
 	bool present;
 	bool writable;
 	bool zero_page; /* maps the shared zero page: read-only, never on the LRU */
+	/* _PAGE_DIRTY: set by a write through the PTE (the hardware, or the
+	 * write fault that maps it, pte_mkdirty()); gone with the PTE when it is
+	 * zapped, its page then written out or freed. */
+	bool dirty;
 };
 
 struct mm;
@@ -82,6 +86,10 @@ struct mm {
 	uint64_t tlb_gen;      /* x86 mm->context.tlb_gen: bumped by every flush request */
 	/* mmu_gathers between their first PTE change and their flush's end */
 	unsigned tlb_flush_pending;
+	/* Reclaim deferred a flush of this mm (set_tlb_ubc_flush_pending()); the
+	 * next page-table walk flushes first (flush_tlb_batched_pending(), rmap.h),
+	 * which alone clears it. */
+	bool tlb_flush_batched;
 	/* tlb_gen's line: inc_mm_tlb_gen() is an RMW on it, flush_tlb_func() a
 	 * load (4.14+; switch_mm's load is taken to hit a shared copy). */
 	struct cacheline context_line;

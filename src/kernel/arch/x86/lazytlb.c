@@ -132,12 +132,26 @@ static bool all_should_flush(const struct kernel *k, const struct cpu *target,
 	return true;
 }
 
+/*
+ * The reason flush_tlb_func() traces: a target's is a remote shootdown; the
+ * initiator's a local mm shootdown, or a local shootdown for a request that
+ * names no mm (the reclaim batch: flush_tlb_func_local(info,
+ * TLB_LOCAL_SHOOTDOWN) in arch_tlbbatch_flush() up to 5.12, "f->mm == NULL"
+ * in the unified handler since).
+ */
+static enum tlb_flush_reason flush_reason(const struct flush_tlb_info *f, bool local)
+{
+	if (!local)
+		return TLB_REMOTE_SHOOTDOWN;
+	return f->mm ? TLB_LOCAL_MM_SHOOTDOWN : TLB_LOCAL_SHOOTDOWN;
+}
+
 /* The flush itself once the handler decided to do it. */
 static uint64_t do_flush(struct kernel *k, struct cpu *cpu, const struct flush_tlb_info *f,
 			 bool full, bool local)
 {
-	tlbflush_event(k, cpu, local ? TLB_LOCAL_MM_SHOOTDOWN : TLB_REMOTE_SHOOTDOWN, f->start,
-		       full ? FLUSH_ALL : f->end, TRACE_CURSOR);
+	tlbflush_event(k, cpu, flush_reason(f, local), f->start, full ? FLUSH_ALL : f->end,
+		       TRACE_CURSOR);
 	uint64_t cycles;
 	if (full) {
 		if (local)
@@ -221,8 +235,7 @@ static uint64_t flush_tlb_func_gen(struct kernel *k, struct cpu *cpu,
 	 * flusher's line (free for the initiator itself). */
 	uint64_t read = fabric_line_read(k->machine->fabric, &mm->context_line, cpu->id, now) - now;
 	if (local_gen == mm_gen) {
-		tlbflush_event(k, cpu, local ? TLB_LOCAL_MM_SHOOTDOWN : TLB_REMOTE_SHOOTDOWN, 0, 0,
-			       TRACE_CURSOR);
+		tlbflush_event(k, cpu, flush_reason(f, local), 0, 0, TRACE_CURSOR);
 		return read;
 	}
 	bool partial = f->end != FLUSH_ALL && f->new_tlb_gen == local_gen + 1 &&
