@@ -166,6 +166,16 @@ Test(rmap, batched_pending_flush_reaches_the_lazy_cpu)
 	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush_received), 0);
 	support_run_free(&r);
 	g_free(w);
+	/* Before 4.12 (flush_batched_pending false) the MADV_DONTNEED walk
+	 * flushes only what it zaps, nothing: cpu 1 is never interrupted. */
+	w = lazy_cpu1_case(DONTNEED_OP ",");
+	const char *const before_4_12[] = {"flush_batched_pending=false", NULL};
+	r = support_run("tiny-2cpu-pcid.json", "linux-6.1", before_4_12, w);
+	cr_assert_eq(CPU(r, 0, tlb_remote_send_ipi), 2);
+	cr_assert_eq(CPU(r, 0, tlb_remote_send_ipi_full), 1);
+	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush_received), 0);
+	support_run_free(&r);
+	g_free(w);
 }
 
 /* Once cpu 1 left mm_cpumask, nothing is deferred: a second pageout (after

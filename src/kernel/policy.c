@@ -71,6 +71,7 @@ static const char *const policy_keys[] = {
 	"lru_add_drain_on_free",
 	"per_vma_lock",
 	"munmap_downgrade",
+	"flush_batched_pending",
 	"reclaim_flush",
 	"nested_flush",
 	"riscv_flush_all_threshold",
@@ -307,6 +308,8 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	    !policy_read_bool(&root, "per_vma_lock", false, &policy->per_vma_lock, error) ||
 	    !policy_read_bool(&root, "munmap_downgrade", false, &policy->munmap_downgrade,
 			      error) ||
+	    !policy_read_bool(&root, "flush_batched_pending", true,
+			      &policy->flush_batched_pending, error) ||
 	    !config_get_u64(&root, "riscv_flush_all_threshold", false, 0, 1u << 20,
 			    &riscv_threshold, error) ||
 	    !config_get_u64(&root, "arm64_max_tlbi_ops", false, 1, 1u << 20, &max_tlbi, error))

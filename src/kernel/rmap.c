@@ -125,7 +125,8 @@ static uint64_t set_tlb_ubc_flush_pending(struct reclaim *r, const struct reclai
 	    k->policy->arch->batch_add_pending(k, r->cpu, &r->batch, r->mm, page->addr, t);
 	r->batch.flush_required = true;
 	r->batch.writable |= page->dirty;
-	r->mm->tlb_flush_batched = true;
+	if (k->policy->flush_batched_pending)
+		r->mm->tlb_flush_batched = true;
 	return cycles;
 }
 
@@ -212,23 +213,13 @@ void flush_tlb_batched_pending(struct kernel *k, struct cpu *cpu, struct mm *mm,
 {
 	g_assert(mm->tlb_flush_batched);
 	mm->tlb_flush_batched = false;
-	/* arch_flush_tlb_batched_pending().  One switch, not a flush_arch_ops
-	 * member, only because policy.h is being changed elsewhere: it belongs
-	 * there. */
-	switch (k->policy->arch->arch) {
-	case ARCH_X86:
-	case ARCH_RISCV:
+	if (k->policy->arch->batched_pending_flushes_mm) {
 		/* flush_tlb_mm(): everything, freed_tables set (x86), so the
 		 * IPIs reach lazy CPUs too, which leave mm_cpumask. */
 		flush_tlb_mm_range(k, cpu, mm, NULL, 0, FLUSH_ALL, PAGE_SHIFT_4K, true, now, done);
 		return;
-	case ARCH_ARM64:
-		/* dsb(ish) for the TLBIs add_pending issued: this model's batch
-		 * waited for them before its call returned, so nothing to do. */
-		kcont_call(k, done, now);
-		return;
-	case NR_ARCHES:
-		break;
 	}
-	g_assert_not_reached();
+	/* arm64's dsb(ish) for the TLBIs add_pending issued: this model's batch
+	 * waited for them before its call returned, so nothing is left to do. */
+	kcont_call(k, done, now);
 }

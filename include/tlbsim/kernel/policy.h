@@ -101,6 +101,9 @@ struct flush_arch_ops {
 	/* arch_tlbbatch_flush() */
 	void (*batch_flush)(struct kernel *k, struct cpu *cpu, struct tlbflush_unmap_batch *batch,
 			    uint64_t now, const struct kcont *done);
+	/* arch_flush_tlb_batched_pending(): flush_tlb_mm() (x86, riscv), or
+	 * only the dsb that waits for TLBIs already issued (arm64). */
+	bool batched_pending_flushes_mm;
 	/* What the kernel calls its flush interrupt and functions on @topology
 	 * (tracepoint.h). */
 	void (*names)(const struct topology *topology, struct flush_names *names);
@@ -180,6 +183,7 @@ struct policy {
 	bool lru_add_drain_on_free;  /* before 6.15: freeing pages drains the LRU batch first */
 	bool per_vma_lock;           /* 6.4+: faults take the VMA's lock, not mmap_lock */
 	bool munmap_downgrade;       /* 4.20+: munmap zaps and flushes under mmap_lock for reading */
+	bool flush_batched_pending;  /* 4.12+: a walk after deferred reclaim flushes the mm first */
 	unsigned riscv_flush_all_threshold; /* tlb_flush_all_threshold, pages */
 	unsigned arm64_max_tlbi_ops;        /* MAX_TLBI_OPS: more strides => flush the ASID */
 	struct sched_params sched;

@@ -132,6 +132,7 @@ const struct flush_arch_ops flush_arch_arm64 = {
 	.should_defer = arm64_should_defer,
 	.batch_add_pending = arm64_batch_add_pending,
 	.batch_flush = arm64_batch_flush,
+	.batched_pending_flushes_mm = false,
 	.names = arm64_names,
 	.cpu_asid_of = tlbflush_mm_asid_of,
 };

@@ -175,6 +175,7 @@ const struct flush_arch_ops flush_arch_riscv = {
 	.should_defer = riscv_should_defer,
 	.batch_add_pending = riscv_batch_add_pending,
 	.batch_flush = riscv_batch_flush,
+	.batched_pending_flushes_mm = true,
 	.names = riscv_names,
 	.cpu_asid_of = tlbflush_mm_asid_of,
 };

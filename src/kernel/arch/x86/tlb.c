@@ -360,6 +360,7 @@ const struct flush_arch_ops flush_arch_x86 = {
 	.should_defer = x86_should_defer,
 	.batch_add_pending = x86_batch_add_pending,
 	.batch_flush = x86_batch_flush,
+	.batched_pending_flushes_mm = true,
 	.names = x86_names,
 	.cpu_asid_of = x86_cpu_asid_of,
 };
