@@ -830,8 +830,8 @@ Test(vm, munmap_after_batched_reclaim_flushes_the_mm_first)
  * flushes nothing of its own, so per-page reclaim never reaches cpu 1. */
 Test(vm, mprotect_after_batched_reclaim_flushes_the_mm_first)
 {
-	char *w = lazy_other_case(
-		"all", PAGEOUT ", {\"op\": \"mprotect\", \"region\": \"victim\", \"prot\": \"read\"}");
+	char *w = lazy_other_case("all", PAGEOUT ", {\"op\": \"mprotect\", \"region\": \"victim\","
+					 " \"prot\": \"read\"}");
 	struct support_run r = support_run("tiny-2cpu-pcid.json", "linux-6.1", NULL, w);
 	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush_received), 1);
 	cr_assert_eq(CPU(r, 0, tlb_remote_send_ipi_full), 2);
@@ -851,8 +851,9 @@ Test(vm, mprotect_after_batched_reclaim_flushes_the_mm_first)
  */
 Test(vm, write_faults_map_pages_dirty)
 {
-	const char *touch = "{\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\","
-			    " \"pages\": 2, \"rounds\": 1, \"write\": %d, \"cycles\": 1}, " PAGEOUT;
+	const char *touch = "{\"op\": \"access\", \"region\": \"victim\","
+			    " \"pattern\": \"sequential\", \"pages\": 2, \"rounds\": 1,"
+			    " \"write\": %d, \"cycles\": 1}, " PAGEOUT;
 	for (int write = 0; write <= 1; write++) {
 		char *calls = g_strdup_printf(touch, write);
 		char *w = lazy_other_case("none", calls);
