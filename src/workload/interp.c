@@ -296,6 +296,9 @@ static enum step exec_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 		if (v > 0)
 			push_frame(ts, op->body, op->nr_body, v, op->var);
 		return STEP_PUSHED;
+	case OP_FORK:
+		interp_fail(ip, ts, op, "fork: not yet");
+		return STEP_FAILED;
 	case OP_PHASE:
 		if ((int)op->phase == ip->w->report_phase)
 			ts->in_report_phase = op->begin;
