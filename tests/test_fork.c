@@ -16,21 +16,21 @@
 static char *fork_case(bool reader, int forks, const char *after)
 {
 	return g_strdup_printf(
-		"{\"name\": \"fork\","
-		" \"regions\": [{\"name\": \"buf\", \"size\": 16384, \"populate\": \"all\"}],"
-		" \"tasks\": ["
-		"  {\"name\": \"parent\", \"cpu\": 0, \"program\": ["
-		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
-		"    {\"op\": \"compute\", \"cycles\": 100000},"
-		"    {\"op\": \"loop\", \"count\": %d, \"body\": [{\"op\": \"fork\"}%s]},"
-		"    {\"op\": \"compute\", \"cycles\": 100000},"
-		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]}%s]}",
-		forks, after,
-		reader ? ", {\"name\": \"reader\", \"cpu\": 1, \"program\": ["
-			 "  {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
-			 "  {\"op\": \"access\", \"region\": \"buf\", \"pattern\": \"sequential\","
-			 "   \"pages\": 4, \"while_flag\": \"run\", \"cycles\": 10}]}"
-		       : "");
+	    "{\"name\": \"fork\","
+	    " \"regions\": [{\"name\": \"buf\", \"size\": 16384, \"populate\": \"all\"}],"
+	    " \"tasks\": ["
+	    "  {\"name\": \"parent\", \"cpu\": 0, \"program\": ["
+	    "    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+	    "    {\"op\": \"compute\", \"cycles\": 100000},"
+	    "    {\"op\": \"loop\", \"count\": %d, \"body\": [{\"op\": \"fork\"}%s]},"
+	    "    {\"op\": \"compute\", \"cycles\": 100000},"
+	    "    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]}%s]}",
+	    forks, after,
+	    reader ? ", {\"name\": \"reader\", \"cpu\": 1, \"program\": ["
+		     "  {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+		     "  {\"op\": \"access\", \"region\": \"buf\", \"pattern\": \"sequential\","
+		     "   \"pages\": 4, \"while_flag\": \"run\", \"cycles\": 10}]}"
+		   : "");
 }
 
 static struct support_run fork_run(bool reader, int forks, const char *after)
@@ -86,7 +86,8 @@ Test(fork, alone_the_parent_flushes_locally)
 	cr_assert_eq(r.result->total.ipis_sent, 0);
 	cr_assert_eq(CPU(r, 0, tlb_local_mm_shootdown), 2);
 	cr_assert_eq(CPU(r, 0, tlb_local_mm_shootdown_full), 1);
-	cr_assert_eq(r.result->total.tlb_flush_task_switch, 3, "the parent's first, the child's two");
+	cr_assert_eq(r.result->total.tlb_flush_task_switch, 3,
+		     "the parent's first, the child's two");
 	support_run_free(&r);
 }
 
@@ -113,11 +114,11 @@ Test(fork, cow_writes_after_the_child_exits_reuse_without_flush)
 Test(fork, count_is_a_loop_of_forks)
 {
 	char *w = g_strdup_printf(
-		"{\"name\": \"fork\","
-		" \"regions\": [{\"name\": \"buf\", \"size\": 16384, \"populate\": \"all\"}],"
-		" \"tasks\": [{\"name\": \"parent\", \"cpu\": 0, \"program\": ["
-		"   {\"op\": \"fork\", \"count\": 3}]}],"
-		" \"report\": {\"op\": \"fork\"}}");
+	    "{\"name\": \"fork\","
+	    " \"regions\": [{\"name\": \"buf\", \"size\": 16384, \"populate\": \"all\"}],"
+	    " \"tasks\": [{\"name\": \"parent\", \"cpu\": 0, \"program\": ["
+	    "   {\"op\": \"fork\", \"count\": 3}]}],"
+	    " \"report\": {\"op\": \"fork\"}}");
 	struct support_run r = support_run("qemu-x86-4", "linux-6.1", NULL, w);
 	cr_assert_eq(r.result->total.syscalls, 3);
 	cr_assert_eq(histogram_count(r.result->op_cycles), 3);

@@ -73,7 +73,8 @@ struct mm *fork_mm_new(const struct mm *oldmm, unsigned id)
 	for (unsigned i = 0; i < oldmm->nr_vmas; i++) {
 		const struct vma *v = &oldmm->vmas[i];
 		mm_add_vma(mm, v->start, v->end - v->start, v->page_size, v->hugetlb, v->region,
-			   v->chunk)->shared = v->shared;
+			   v->chunk)
+		    ->shared = v->shared;
 	}
 	mm_finish_layout(mm);
 	for (unsigned i = 0; i < mm->nr_vmas; i++) {
@@ -292,8 +293,8 @@ static void fork_cow_event(void *target, uint64_t addr)
 	struct kernel *k = call->k;
 	uint64_t t = engine_now(k->engine) + lru_add_page(k, call->cpu, engine_now(k->engine));
 	struct kcont flushed = {.fn = fork_cow_flushed, .ctx = call};
-	flush_tlb_mm_range(k, call->cpu, call->mm, NULL, addr, addr + (UINT64_C(1) << PAGE_SHIFT_4K),
-			   PAGE_SHIFT_4K, false, t, flushed);
+	flush_tlb_mm_range(k, call->cpu, call->mm, NULL, addr,
+			   addr + (UINT64_C(1) << PAGE_SHIFT_4K), PAGE_SHIFT_4K, false, t, flushed);
 }
 
 void fork_cow_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, uint64_t addr, uint64_t now,

@@ -165,8 +165,8 @@ static void fork_start(struct kernel *k, struct itask *ts, struct cpu *cpu, uint
 	dup_mmap(k, cpu, ts->task.mm, ts->child->mm, local, done);
 }
 
-enum step interp_fork_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
-			 const struct op *op, uint64_t *local, uint64_t now)
+enum step interp_fork_op(struct kernel *k, struct itask *ts, struct cpu *cpu, const struct op *op,
+			 uint64_t *local, uint64_t now)
 {
 	struct interp *ip = ts->interp;
 	struct kcont next = {.fn = parent_continue, .ctx = ts};
