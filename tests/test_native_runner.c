@@ -86,6 +86,36 @@ Test(native_runner, processes_ping_pong)
 	workload_free(w);
 }
 
+/* fork with a reader thread of the same process: each fork waited for,
+ * counted as the report op; the parent's writes after it go on. */
+static const char FORKS[] =
+    "{\"name\": \"t\", \"regions\": [{\"name\": \"r\", \"size\": \"16K\","
+    " \"populate\": \"all\"}],"
+    " \"tasks\": [{\"name\": \"main\", \"program\": ["
+    "  {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+    "  {\"op\": \"fork\", \"count\": 3},"
+    "  {\"op\": \"loop\", \"count\": 2, \"body\": [{\"op\": \"fork\"},"
+    "    {\"op\": \"access\", \"region\": \"r\", \"pattern\": \"sequential\","
+    "     \"pages\": 4, \"rounds\": 1, \"write\": 1, \"cycles\": 1}]},"
+    "  {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
+    "  {\"name\": \"reader\", \"program\": ["
+    "  {\"op\": \"access\", \"region\": \"r\", \"pattern\": \"sequential\","
+    "   \"pages\": 4, \"while_flag\": \"run\", \"cycles\": 1}]}],"
+    " \"report\": {\"op\": \"fork\"}}";
+
+Test(native_runner, fork_and_wait)
+{
+	struct workload *w = load(FORKS);
+	GError *error = NULL;
+	struct runner_result r;
+	cr_assert(runner_run(w, "t.json", &opts, NULL, &r, &error), "%s",
+		  error ? error->message : "");
+	cr_assert_eq(r.op_count, 5, "3 forks of one op, 2 of a loop");
+	cr_assert_gt(r.op_ns_sum, 0);
+	cr_assert_geq(r.accesses, 8, "the parent's writes after the forks");
+	workload_free(w);
+}
+
 static void expect_run_error(const char *text, const char *want)
 {
 	struct workload *w = load(text);

@@ -52,6 +52,7 @@ static const struct {
 	/* The kernel oracle's own scenarios (scripts/oracle/). */
 	{"munmap-sleepers", {"workload.munmaps=16", "workload.threads=3", NULL}},
 	{"pingpong", {"workload.rounds=20", NULL}},
+	{"fork-exit", {"workload.forks=10", NULL}},
 };
 
 /* The workloads a machine runs in the small matrix. */

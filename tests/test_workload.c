@@ -303,6 +303,7 @@ Test(workload_bundled, op_names_and_params)
 	static const char *const names[NR_OP_KINDS] = {
 	    "access",  "munmap",  "mmap",     "mprotect",  "madvise", "sleep",
 	    "yield",   "compute", "set_flag", "wait_flag", "loop",    "phase",
+	    "fork",
 	};
 	for (int k = 0; k < NR_OP_KINDS; k++)
 		cr_expect_str_eq(workload_op_name((enum op_kind)k), names[k]);
@@ -656,7 +657,7 @@ Test(workload_errors, unknown_op_name)
 			     "t.json: $.tasks[0].program[1].op: expected one of \"access\", "
 			     "\"munmap\", \"mmap\", \"mprotect\", \"madvise\", \"sleep\", "
 			     "\"yield\", \"compute\", \"set_flag\", \"wait_flag\", \"loop\", "
-			     "\"phase\", got "
+			     "\"phase\", \"fork\", got "
 			     "\"munmapp\" (did you mean \"munmap\"?)");
 	expect_program_error("{\"sleep\": 1}",
 			     "t.json: $.tasks[0].program[0]: missing required key \"op\"");
@@ -1167,7 +1168,7 @@ Test(workload_errors, report)
 
 	with_report = g_strdup_printf("%s, \"report\": {\"op\": \"access\"}}", text);
 	expect_error(with_report, "t.json: $.report.op: expected one of \"munmap\", \"mmap\", "
-				  "\"mprotect\", \"madvise\", got \"access\"");
+				  "\"mprotect\", \"madvise\", \"fork\", got \"access\"");
 	g_free(with_report);
 
 	with_report = g_strdup_printf("%s, \"report\": {\"summery\": \"\"}}", text);
@@ -1247,4 +1248,26 @@ Test(workload, stop_interrupts_loading)
 	cr_assert(g_error_matches(err, TLBSIM_ERROR, TLBSIM_ERROR_INTERRUPTED));
 	g_clear_error(&err);
 	cJSON_Delete(json);
+}
+
+/* The fork op: "count" is optional (1), an expression; other keys are refused. */
+Test(workload_errors, fork_keys)
+{
+	struct workload *w = program_ok("{\"op\": \"fork\"}, {\"op\": \"fork\", \"count\": \"$p\"}");
+	cr_assert_eq(w->groups[0].ops[0].kind, OP_FORK);
+	cr_assert_str_eq(expr_text(w->groups[0].ops[0].count), "1");
+	cr_assert_str_eq(expr_text(w->groups[0].ops[1].count), "$p");
+	cr_assert_eq(w->report_op, OP_FORK, "fork is the first syscall op: reported");
+	workload_free(w);
+	expect_program_error("{\"op\": \"fork\", \"cuont\": 2}",
+			     "t.json: $.tasks[0].program[0]: unknown key \"cuont\" "
+			     "(did you mean \"count\"?)");
+	char *text = with_program("{\"op\": \"fork\", \"count\": \"$q\"}");
+	GError *err = NULL;
+	cr_assert_null(load_text(text, "t.json", CPUS, &err));
+	cr_assert(g_str_has_prefix(err->message, "t.json: $.tasks[0].program[0].count: unknown "
+						  "variable '$q'"),
+		  "%s", err->message);
+	g_error_free(err);
+	g_free(text);
 }

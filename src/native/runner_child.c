@@ -3,10 +3,11 @@
  * threads started and held at the barrier, then each running its program.
  *
  * Chunks are mapped as one mapping, placed as tlbsim places them (chunk 0
- * highest), then split into one VMA each by MADV_DONTFORK on every other
+ * highest), then split into one VMA each by MADV_DONTDUMP on every other
  * chunk: neighbours then differ in vm_flags and never merge, and no gap
- * changes which munmap frees a page-table page.  (Nothing forks after the
- * split, so DONTFORK has no other effect.)
+ * changes which munmap frees a page-table page.  (VM_DONTDUMP only leaves
+ * the chunk out of core dumps; MADV_DONTFORK, which did this before the
+ * fork op, would keep a forked child from copying it.)
  */
 #include <errno.h>
 #include <limits.h>
@@ -103,8 +104,8 @@ static bool map_region(struct nrun *run, unsigned i)
 		atomic_init(&nr->mapped[c], true);
 		if (!runner_chunk_setup(run, i, c))
 			return map_fail(run, i,
-					nr->thp ? "madvise(MADV_HUGEPAGE or DONTFORK)"
-						: "madvise(MADV_DONTFORK)",
+					nr->thp ? "madvise(MADV_HUGEPAGE or DONTDUMP)"
+						: "madvise(MADV_DONTDUMP)",
 					errno);
 	}
 	return true;

@@ -9,8 +9,12 @@
 #include <limits.h>
 #include <sched.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include "runner_impl.h"
 #include "tlbsim/util/types.h"
 
@@ -231,6 +235,77 @@ static bool syscall_op(struct ntask *ts, const struct op *op)
 	return true;
 }
 
+/* ---- fork ------------------------------------------------------------------------ */
+
+/*
+ * fork() whose child exits at once without touching memory: the child's
+ * only work is in the kernel (copy_process(), exit_mmap()), as in tlbsim's
+ * model.  glibc's fork() would make the child write its memory before it
+ * could exit (CLONE_CHILD_SETTID's TID store, the atfork handlers, the
+ * return through the stack), each write a copy-on-write fault and a local
+ * flush of one page; so on x86-64 the clone(SIGCHLD) (fork's flags) and the
+ * child's exit_group(0) are one block of assembly that touches no memory in
+ * the child.  Elsewhere: fork() and _exit(0).  Returns the child's pid, or
+ * -1 with errno.
+ */
+static pid_t fork_exit_child(void)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = 0; /* child_tid */
+	register long r8 __asm__("r8") = 0;   /* tls */
+	long ret = SYS_clone;
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 "mov %[exit_group], %%eax\n\t"
+			 "xor %%edi, %%edi\n\t"
+			 "syscall\n\t"
+			 "1:"
+			 : "+a"(ret)
+			 : "D"((long)SIGCHLD), "S"(0L), "d"(0L), "r"(r10), "r"(r8),
+			   [exit_group] "i"(SYS_exit_group)
+			 : "rcx", "r11", "memory");
+	if (ret < 0) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return (pid_t)ret;
+#else
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	return pid;
+#endif
+}
+
+/* The fork op: @count times fork a child that exits, and waitpid() for it. */
+static bool fork_op(struct ntask *ts, const struct op *op)
+{
+	int64_t count = 0;
+	if (!eval(ts, op, op->count, 0, INT64_MAX, "count", &count))
+		return false;
+	const struct workload *w = ts->run->w;
+	bool counted = op->kind == w->report_op && (w->report_phase < 0 || ts->in_report_phase);
+	for (int64_t i = 0; i < count; i++) {
+		uint64_t t0 = runner_now_ns();
+		pid_t pid = fork_exit_child();
+		if (pid < 0)
+			return sys_fail(ts, op, "fork", errno);
+		int status = 0;
+		while (waitpid(pid, &status, 0) < 0) {
+			if (errno != EINTR)
+				return sys_fail(ts, op, "waitpid", errno);
+		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			return task_fail(ts, op, "the forked child did not exit with status 0");
+		if (counted) {
+			ts->out->op_count++;
+			ts->out->op_ns_sum += runner_now_ns() - t0;
+		}
+	}
+	return true;
+}
+
 /* ---- time and flags --------------------------------------------------------------- */
 
 static void sleep_ns(uint64_t ns)
@@ -328,6 +403,8 @@ static bool run_op(struct ntask *ts, const struct op *op)
 	case OP_PHASE:
 		phase_op(ts, op);
 		return true;
+	case OP_FORK:
+		return fork_op(ts, op);
 	case NR_OP_KINDS:
 		break;
 	}

@@ -61,5 +61,5 @@ bool runner_chunk_setup(const struct nrun *run, unsigned r, uint64_t c)
 	const struct region *reg = &run->w->regions[r];
 	uint8_t *addr = runner_chunk_addr(run, r, c);
 	return (!run->regions[r].thp || madvise(addr, reg->chunk_bytes, MADV_HUGEPAGE) == 0) &&
-	       (c % 2 == 0 || madvise(addr, reg->chunk_bytes, MADV_DONTFORK) == 0);
+	       (c % 2 == 0 || madvise(addr, reg->chunk_bytes, MADV_DONTDUMP) == 0);
 }

@@ -296,6 +296,8 @@ static enum step exec_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 		if (v > 0)
 			push_frame(ts, op->body, op->nr_body, v, op->var);
 		return STEP_PUSHED;
+	case OP_FORK:
+		return interp_fork_op(k, ts, cpu, op, local, now);
 	case OP_PHASE:
 		if ((int)op->phase == ip->w->report_phase)
 			ts->in_report_phase = op->begin;
@@ -323,6 +325,7 @@ static void interp_run(struct kernel *k, struct task *task, struct cpu *cpu, uin
 			return;
 		}
 		if (ts->depth == 0) {
+			interp_fork_parent_exit(k, ts, local);
 			sched_exit(k, cpu, local);
 			return;
 		}
@@ -412,6 +415,8 @@ static bool create_tasks(struct interp *ip, const char *file, uint64_t seed, GEr
 	}
 	for (unsigned i = 0; i < ip->nr_tasks; i++)
 		sched_add_task(k, &ip->tasks[i].task);
+	/* After the workload's own tasks: their placement does not change. */
+	interp_fork_children_new(ip);
 	ip->results.tasks = ip->nr_tasks;
 	return true;
 }
@@ -450,6 +455,7 @@ void interp_free(struct interp *ip)
 		return;
 	for (unsigned i = 0; i < ip->nr_tasks; i++)
 		g_free(ip->tasks[i].access.addrs);
+	interp_fork_children_free(ip);
 	g_free(ip->tasks);
 	for (unsigned i = 0; ip->regions && i < ip->w->nr_regions; i++)
 		g_free(ip->regions[i].vmas); /* NULL past a stopped layout */
@@ -471,9 +477,10 @@ void interp_free(struct interp *ip)
 
 char **interp_task_labels(const struct interp *ip)
 {
-	char **labels = g_new0(char *, ip->nr_tasks + 1);
+	char **labels = g_new0(char *, ip->nr_tasks + ip->nr_children + 1);
 	for (unsigned i = 0; i < ip->nr_tasks; i++)
 		labels[i] = g_strdup_printf("%s %u", ip->tasks[i].task.name, ip->tasks[i].thread);
+	interp_fork_labels(ip, labels + ip->nr_tasks);
 	return labels;
 }
 

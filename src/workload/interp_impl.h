@@ -56,6 +56,11 @@ struct access_state {
 	uint64_t quiet_epoch;
 };
 
+/* Where a task is in its fork op (interp_fork.c). */
+enum fork_step { FORK_IDLE, FORK_IN_SYSCALL, FORK_WAITING };
+
+struct fork_child;
+
 struct itask {
 	struct task task;
 	struct interp *interp;
@@ -78,6 +83,12 @@ struct itask {
 	uint64_t accesses;
 	uint64_t still_at;  /* the local time of the ops counted in @still_ops */
 	uint64_t still_ops; /* ops executed in a row at @still_at */
+	/* The fork op: the task's child (NULL if its program has no fork),
+	 * forks still to do in the current op, and how far the current one is. */
+	struct fork_child *child;
+	int64_t forks_left;
+	enum fork_step fork_step;
+	bool child_exited; /* since the current fork: waitpid() may return */
 };
 
 struct region_map {
@@ -94,6 +105,8 @@ struct interp {
 	struct region_map *regions;
 	unsigned nr_tasks;
 	struct itask *tasks;
+	unsigned nr_children;
+	struct fork_child *children; /* one per task whose program forks */
 	int64_t *flags;
 	GPtrArray **flag_waiters; /* struct itask * */
 	GError *error;
@@ -146,6 +159,16 @@ static inline int64_t interp_flag_value(const struct itask *ts, unsigned flag)
 			return st->value;
 	return ts->interp->flags[flag];
 }
+
+/* The fork op (interp_fork.c): a child task, created before the run, per
+ * task whose program forks; the op; the child told to go when its parent
+ * exits; the children's labels and their end. */
+void interp_fork_children_new(struct interp *ip);
+enum step interp_fork_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
+			 const struct op *op, uint64_t *local, uint64_t now);
+void interp_fork_parent_exit(struct kernel *k, struct itask *ts, uint64_t now);
+void interp_fork_labels(const struct interp *ip, char **labels);
+void interp_fork_children_free(struct interp *ip);
 
 /* The access op (access.c): draw its addresses, then run them. */
 bool access_begin(struct itask *ts, const struct op *op);

@@ -377,6 +377,7 @@ static void collect_usage(const struct op *ops, unsigned nr, struct usage *u)
 		case OP_MMAP:
 		case OP_MPROTECT:
 		case OP_MADVISE:
+		case OP_FORK:
 			if (u->first_syscall < 0)
 				u->first_syscall = op->kind;
 			break;
@@ -472,8 +473,10 @@ static bool parse_report(const struct config_node *root, struct workload *w, GEr
 	if (!cJSON_GetObjectItemCaseSensitive(root->json, "report"))
 		return true;
 	struct config_node node = config_child(root, "report");
-	static const char *const syscall_names[] = {"munmap", "mmap", "mprotect", "madvise", NULL};
-	static const enum op_kind syscall_kinds[] = {OP_MUNMAP, OP_MMAP, OP_MPROTECT, OP_MADVISE};
+	static const char *const syscall_names[] = {"munmap", "mmap", "mprotect", "madvise", "fork",
+						     NULL};
+	static const enum op_kind syscall_kinds[] = {OP_MUNMAP, OP_MMAP, OP_MPROTECT, OP_MADVISE,
+						     OP_FORK};
 	int op = -1;
 	if (!config_check_keys(&node, report_keys, error) ||
 	    !config_get_enum(&node, "op", false, syscall_names, &op, error) ||

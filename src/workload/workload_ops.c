@@ -12,6 +12,7 @@ static const char *const op_names[NR_OP_KINDS + 1] = {
 	[OP_MPROTECT] = "mprotect",   [OP_MADVISE] = "madvise", [OP_SLEEP] = "sleep",
 	[OP_YIELD] = "yield",         [OP_COMPUTE] = "compute", [OP_SET_FLAG] = "set_flag",
 	[OP_WAIT_FLAG] = "wait_flag", [OP_LOOP] = "loop",       [OP_PHASE] = "phase",
+	[OP_FORK] = "fork",
 	[NR_OP_KINDS] = NULL,
 };
 
@@ -32,6 +33,7 @@ static const char *const *const op_keys[NR_OP_KINDS] = {
 	[OP_WAIT_FLAG] = (const char *const[]){"op", "comment", "flag", "value", NULL},
 	[OP_LOOP] = (const char *const[]){"op", "comment", "count", "var", "body", NULL},
 	[OP_PHASE] = (const char *const[]){"op", "comment", "name", "action", NULL},
+	[OP_FORK] = (const char *const[]){"op", "comment", "count", NULL},
 };
 
 const char *workload_op_name(enum op_kind kind)
@@ -245,6 +247,12 @@ static bool parse_op(const struct config_node *node, struct workload *w, struct 
 		return true;
 	case OP_LOOP:
 		return parse_loop(node, w, scope, depth, op, error);
+	case OP_FORK:
+		if (!workload_read_expr(node, "count", false, scope, &op->count, error))
+			return false;
+		if (!op->count)
+			op->count = expr_constant(1);
+		return true;
 	case OP_PHASE: {
 		static const char *const actions[] = {"begin", "end", NULL};
 		int action = 0;

@@ -32,6 +32,7 @@ enum op_kind {
 	OP_WAIT_FLAG, /* block until a flag has a value */
 	OP_LOOP,      /* repeat a body */
 	OP_PHASE,     /* begin/end a measured phase */
+	OP_FORK,      /* fork a child that exits at once, and wait for it */
 	NR_OP_KINDS,
 };
 
@@ -46,7 +47,7 @@ struct op {
 	char *path; /* JSON path, for run-time messages */
 	unsigned region;
 	struct expr *chunk;  /* munmap/mmap/mprotect/madvise; access: NULL = whole region */
-	struct expr *count;  /* loop: iterations; access: rounds (NULL = until flag) */
+	struct expr *count;  /* loop: iterations; access: rounds (NULL = until flag); fork */
 	struct expr *pages;  /* access: pages per round; madvise: pages (NULL = to the end) */
 	struct expr *first;  /* access sequential, madvise: first page (of the chunk) */
 	struct expr *cycles; /* access: cycles per access besides translation; compute */
