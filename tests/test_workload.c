@@ -1253,7 +1253,8 @@ Test(workload, stop_interrupts_loading)
 /* The fork op: "count" is optional (1), an expression; other keys are refused. */
 Test(workload_errors, fork_keys)
 {
-	struct workload *w = program_ok("{\"op\": \"fork\"}, {\"op\": \"fork\", \"count\": \"$p\"}");
+	struct workload *w =
+	    program_ok("{\"op\": \"fork\"}, {\"op\": \"fork\", \"count\": \"$p\"}");
 	cr_assert_eq(w->groups[0].ops[0].kind, OP_FORK);
 	cr_assert_str_eq(expr_text(w->groups[0].ops[0].count), "1");
 	cr_assert_str_eq(expr_text(w->groups[0].ops[1].count), "$p");
