@@ -222,13 +222,18 @@ static void update_sd_lb_stats(struct lb_env *env)
 	env->local = level_group(self, env->level);
 }
 
-/* The busiest group other than the local one: by type, then average load. */
+/*
+ * The busiest group other than the local one: by type, then average load.
+ * The domain's groups are a ring that starts at the local one, and the first
+ * of equally busy groups after it wins (update_sd_pick_busiest() wants more).
+ */
 static bool find_busiest_group(struct lb_env *env)
 {
 	int best = -1;
-	for (unsigned i = 0; i < env->nr_groups; i++) {
+	for (unsigned j = 1; j < env->nr_groups; j++) {
+		unsigned i = (env->local + j) % env->nr_groups;
 		const struct group_stats *g = &env->groups[i];
-		if (i == env->local || g->weight == 0)
+		if (g->weight == 0)
 			continue;
 		if (best >= 0) {
 			const struct group_stats *b = &env->groups[best];
