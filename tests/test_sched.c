@@ -464,3 +464,29 @@ Test(sched, idle_cpu_pulls_a_task_once_it_is_cold)
 	cr_assert_gt(r.result->phase_cycles, 90000000);
 	support_run_free(&r);
 }
+
+/*
+ * A queue whose waiting tasks are all pinned is passed over (LBF_ALL_PINNED):
+ * qemu-x86-4, two tasks pinned to cpu 3, then a, b, c, d placed on cpus 0, 1,
+ * 2, 0.  b exits after 1 ms and cpu 1 looks for work: cpus 3 and 0 are
+ * equally busy, and 3 comes first in the ring from cpu 1, but nothing there
+ * may move: d, waiting on cpu 0 and never run, comes over instead.
+ */
+Test(sched, an_idle_cpu_passes_over_a_queue_of_pinned_tasks)
+{
+	const char *w =
+		"{\"name\": \"pinned-busiest\","
+		" \"tasks\": ["
+		"  {\"name\": \"p\", \"count\": 2, \"cpu\": 3, \"program\": ["
+		"    {\"op\": \"compute\", \"cycles\": 20000000}]},"
+		"  {\"name\": \"a\", \"program\": [{\"op\": \"compute\", \"cycles\": 20000000}]},"
+		"  {\"name\": \"b\", \"program\": [{\"op\": \"compute\", \"cycles\": 1000000}]},"
+		"  {\"name\": \"c\", \"program\": [{\"op\": \"compute\", \"cycles\": 20000000}]},"
+		"  {\"name\": \"d\", \"program\": [{\"op\": \"compute\", \"cycles\": 20000000}]}]}";
+	struct support_run r = support_run("qemu-x86-4", "linux-6.1", NULL, w);
+	cr_assert_eq(CPU(r, 1, nr_migrations), 1);
+	cr_assert_eq(CPU(r, 0, nr_migrations) + CPU(r, 2, nr_migrations) +
+			 CPU(r, 3, nr_migrations),
+		     0);
+	support_run_free(&r);
+}

@@ -17,9 +17,10 @@
  * the domain's average and its own by imbalance_pct, and a task's load,
  * shifted right by nr_balance_failed, fits the imbalance (migrate_load);
  * task_hot(): a task that ran within migration_cost stays unless the domain
- * failed more than cache_nice_tries times.  A migrated task's vruntime moves
- * to the new queue's min_vruntime; its TLB and caches are cold there, as
- * they are (machine state is per CPU).
+ * failed more than cache_nice_tries times; a queue whose waiting tasks are
+ * all pinned is passed over for the next busiest (LBF_ALL_PINNED).  A
+ * migrated task's vruntime moves to the new queue's min_vruntime; its TLB
+ * and caches are cold there, as they are (machine state is per CPU).
  * Simplifies: every task weighs the same and loads are task counts (no PELT
  * averages); no wake_affine() pull towards the waker, no active balancing (a
  * running task moves only once it waits in a queue), no NUMA imbalance
@@ -30,6 +31,7 @@
  * Invariant: a wakeup onto another CPU lands there at least the lookahead
  * later (machine.h), so no core that ran ahead sees it early.
  */
+#include <string.h>
 #include "sched_impl.h"
 
 /* ---- run-queue membership -------------------------------------------------- */
@@ -203,6 +205,7 @@ struct lb_env {
 	uint64_t now;
 	struct group_stats *groups;
 	unsigned nr_groups;
+	bool *excluded; /* CPUs whose waiting tasks are all pinned (LBF_ALL_PINNED) */
 	unsigned local, busiest;
 	uint64_t imbalance; /* load (migrate_load), or 0: one task (migrate_task) */
 };
@@ -211,8 +214,9 @@ static void update_sd_lb_stats(struct lb_env *env)
 {
 	const struct cpu *cpus = env->s->k->machine->cpus;
 	const struct cpu *self = env->dst->cpu;
+	memset(env->groups, 0, env->nr_groups * sizeof(*env->groups));
 	for (unsigned c = 0; c < env->s->nr_cpus; c++) {
-		if (!level_spans(self, &cpus[c], env->level))
+		if (!level_spans(self, &cpus[c], env->level) || env->excluded[c])
 			continue;
 		struct group_stats *g = &env->groups[level_group(&cpus[c], env->level)];
 		g->weight++;
@@ -283,13 +287,29 @@ static struct rq *find_busiest_queue(const struct lb_env *env)
 	struct rq *best = NULL;
 	for (unsigned c = 0; c < env->s->nr_cpus; c++) {
 		struct rq *rq = &env->s->rqs[c];
-		if (!level_spans(env->dst->cpu, &cpus[c], env->level) ||
+		if (!level_spans(env->dst->cpu, &cpus[c], env->level) || env->excluded[c] ||
 		    level_group(&cpus[c], env->level) != env->busiest || rq->queue->len == 0)
 			continue;
 		if (!best || rq_nr_running(rq) > rq_nr_running(best))
 			best = rq;
 	}
 	return best;
+}
+
+/* Whether @task may run on another CPU at all (its affinity, in the kernel). */
+static bool task_movable(const struct task *task)
+{
+	/* A task woken inside a kernel wait holds its CPU: its continuation
+	 * does (select_task_rq()). */
+	return task->pinned_cpu < 0 && !task->kresume.fn;
+}
+
+static bool all_pinned(const struct rq *rq)
+{
+	for (unsigned i = 0; i < rq->queue->len; i++)
+		if (task_movable(g_ptr_array_index(rq->queue, i)))
+			return false;
+	return true;
 }
 
 static bool task_hot(const struct lb_env *env, const struct task *task)
@@ -307,8 +327,7 @@ static struct task *detach_one_task(const struct lb_env *env, struct rq *src)
 		return NULL;
 	for (unsigned i = 0; i < src->queue->len; i++) {
 		struct task *t = g_ptr_array_index(src->queue, i);
-		if (t->pinned_cpu >= 0 || t->kresume.fn ||
-		    (task_hot(env, t) && sd->nr_balance_failed <= tries))
+		if (!task_movable(t) || (task_hot(env, t) && sd->nr_balance_failed <= tries))
 			continue;
 		if (!best || t->last_ran < best->last_ran ||
 		    (t->last_ran == best->last_ran && t->id < best->id))
@@ -330,15 +349,29 @@ static bool load_balance(struct rq *dst, enum sched_level level, enum balance_id
 			     .idle = idle,
 			     .now = now,
 			     .nr_groups = nr_groups[level]};
-	env.groups = g_new0(struct group_stats, env.nr_groups);
-	update_sd_lb_stats(&env);
+	env.groups = g_new(struct group_stats, env.nr_groups);
+	env.excluded = g_new0(bool, s->nr_cpus);
 	struct sched_domain *sd = &dst->sd[level];
-	bool balanced = !find_busiest_group(&env) || !calculate_imbalance(&env);
-	struct rq *src = balanced ? NULL : find_busiest_queue(&env);
-	struct task *task = src ? detach_one_task(&env, src) : NULL;
+	struct rq *src = NULL;
+	struct task *task = NULL;
+	for (;;) {
+		update_sd_lb_stats(&env);
+		if (!find_busiest_group(&env) || !calculate_imbalance(&env))
+			break;
+		src = find_busiest_queue(&env);
+		task = src ? detach_one_task(&env, src) : NULL;
+		if (task || !src || !all_pinned(src))
+			break;
+		/* LBF_ALL_PINNED: nothing there may move; look again without it. */
+		env.excluded[src->cpu->id] = true;
+		src = NULL;
+	}
 	g_free(env.groups);
+	g_free(env.excluded);
 	if (!task) {
-		if (!balanced && idle != BALANCE_NEWLY_IDLE)
+		/* A queue whose tasks could move but did not (hot, or too heavy
+		 * for the imbalance) is a failure that wears down the refusal. */
+		if (src && idle != BALANCE_NEWLY_IDLE)
 			sd->nr_balance_failed++;
 		return false;
 	}
