@@ -67,6 +67,14 @@ struct fork_call {
 	struct kcont done;
 };
 
+/* The call is over at @time: free it and go on with its continuation. */
+static void fork_call_finish(struct kernel *k, struct fork_call *call, uint64_t time)
+{
+	struct kcont done = call->done;
+	kernel_release(k, call);
+	kcont_call(k, done, time);
+}
+
 struct mm *fork_mm_new(const struct mm *oldmm, unsigned id)
 {
 	struct mm *mm = mm_new(id, oldmm->nr_cpus);
@@ -137,9 +145,7 @@ static void dup_mmap_return_event(void *target, uint64_t time)
 		}
 	}
 	trace_syscall_exit(k, call->cpu->id, time);
-	struct kcont done = call->done;
-	kernel_release(k, call);
-	kcont_call(k, done, time);
+	fork_call_finish(k, call, time);
 }
 
 /* flush_tlb_mm(oldmm) done at @time: mmap_write_unlock(oldmm), and the
@@ -148,7 +154,7 @@ static void dup_mmap_flushed(struct kernel *k, void *ctx, uint64_t time)
 {
 	struct fork_call *call = ctx;
 	time = up_write(k, call->cpu, call->oldmm->mmap_lock, time);
-	uint64_t at = MAX(time, engine_now(k->engine) + k->machine->lookahead);
+	uint64_t at = kernel_global_time(k, time);
 	engine_schedule(k->engine, at, LANE_GLOBAL, dup_mmap_return_event, call, at);
 }
 
@@ -183,7 +189,7 @@ static void dup_mmap_locked(struct kernel *k, void *ctx, uint64_t time)
 	struct fork_call *call = ctx;
 	call->cpu->counters.mmap_lock_acquisitions++;
 	call->cpu->counters.mmap_lock_wait_cycles += time - call->asked;
-	uint64_t at = MAX(time, engine_now(k->engine) + k->machine->lookahead);
+	uint64_t at = kernel_global_time(k, time);
 	engine_schedule(k->engine, at, LANE_GLOBAL, dup_mmap_event, call, 0);
 }
 
@@ -214,14 +220,12 @@ static void exit_mmap_return_event(void *target, uint64_t time)
 		for (uint64_t i = 0; i < vma_pages(vma); i++)
 			mm_commit_pte(&vma->ptes[i]);
 	}
-	struct kcont done = call->done;
-	kernel_release(k, call);
-	kcont_call(k, done, time);
+	fork_call_finish(k, call, time);
 }
 
 static void exit_mmap_flushed(struct kernel *k, void *ctx, uint64_t time)
 {
-	uint64_t at = MAX(time, engine_now(k->engine) + k->machine->lookahead);
+	uint64_t at = kernel_global_time(k, time);
 	engine_schedule(k->engine, at, LANE_GLOBAL, exit_mmap_return_event, ctx, at);
 }
 
@@ -273,7 +277,7 @@ void exit_mm(struct kernel *k, struct cpu *cpu, struct mm *mm, uint64_t now, str
 	uint64_t t = now + k->policy->lazy->enter_lazy_tlb(k, cpu, now);
 	struct fork_call *call = kernel_alloc(k, sizeof(*call));
 	*call = (struct fork_call){.k = k, .cpu = cpu, .mm = mm, .done = done};
-	uint64_t at = MAX(t, engine_now(k->engine) + k->machine->lookahead);
+	uint64_t at = kernel_global_time(k, t);
 	engine_schedule(k->engine, at, LANE_GLOBAL, exit_mmap_event, call, 0);
 }
 
@@ -281,10 +285,7 @@ void exit_mm(struct kernel *k, struct cpu *cpu, struct mm *mm, uint64_t now, str
 
 static void fork_cow_flushed(struct kernel *k, void *ctx, uint64_t time)
 {
-	struct fork_call *call = ctx;
-	struct kcont done = call->done;
-	kernel_release(k, call);
-	kcont_call(k, done, time);
+	fork_call_finish(k, ctx, time);
 }
 
 static void fork_cow_event(void *target, uint64_t addr)
@@ -304,6 +305,6 @@ void fork_cow_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, uint64_t a
 	struct fork_call *call = kernel_alloc(k, sizeof(*call));
 	*call = (struct fork_call){.k = k, .cpu = cpu, .mm = mm, .done = done};
 	uint64_t t = now + k->machine->topology->costs.page_fault;
-	uint64_t at = MAX(t, engine_now(k->engine) + k->machine->lookahead);
+	uint64_t at = kernel_global_time(k, t);
 	engine_schedule(k->engine, at, LANE_GLOBAL, fork_cow_event, call, addr);
 }

@@ -87,7 +87,7 @@ static void reclaim_flushed(struct kernel *k, void *ctx, uint64_t time)
 		reclaim_run(r, time);
 		return;
 	}
-	uint64_t at = MAX(time, engine_now(k->engine) + k->machine->lookahead);
+	uint64_t at = kernel_global_time(k, time);
 	engine_schedule(k->engine, at, LANE_GLOBAL, reclaim_event, r, at);
 }
 

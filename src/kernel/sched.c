@@ -544,7 +544,7 @@ static void sched_do_wake(struct sched *s, struct task *task, uint64_t now)
 	migrate_task_rq(s, task, dst);
 	task->state = TASK_WAKING;
 	dst->wakes_incoming++;
-	engine_schedule(s->k->engine, now + s->k->machine->lookahead, cpu_lane(dst->cpu),
+	engine_schedule(s->k->engine, kernel_global_time(s->k, now), cpu_lane(dst->cpu),
 			sched_wake_remote_event, s, task_index(s, task));
 }
 

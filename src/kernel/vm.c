@@ -171,15 +171,12 @@ static void vm_mmap_event(void *target, uint64_t unused);
 
 /*
  * Every lock taken at @time: the rest of the entry (the VMA lookup, or the
- * fault's own work), then the call's global event, never sooner than the
- * lookahead after now (machine.h, "Lookahead": a store by one core reaches
- * the others no faster than a cache-line transfer).
+ * fault's own work), then the call's global event (kernel_global_time()).
  */
 static void vm_locked(struct vm_call *call, uint64_t time)
 {
 	struct kernel *k = call->k;
-	uint64_t earliest = engine_now(k->engine) + k->machine->lookahead;
-	uint64_t at = MAX(time + call->entry_rest, earliest);
+	uint64_t at = kernel_global_time(k, time + call->entry_rest);
 	engine_schedule(k->engine, at, LANE_GLOBAL,
 			call->kind == VM_MMAP ? vm_mmap_event : vm_apply_event, call, 0);
 }
@@ -423,11 +420,9 @@ static void vm_flushed(struct kernel *k, void *ctx, uint64_t time)
 	 * hugetlb pages never were on the LRU. */
 	if (!call->vma->hugetlb)
 		time += lru_free_pages(k, call->cpu, call->freed_pages, time);
-	/* A global effect lands no sooner than the lookahead after the event
-	 * that causes it (machine.h): the last acknowledgement may come from
-	 * the caller's SMT sibling, a shorter transfer than that. */
-	uint64_t earliest = engine_now(k->engine) + k->machine->lookahead;
-	uint64_t at = time > earliest ? time : earliest;
+	/* The last acknowledgement may come from the caller's SMT sibling, a
+	 * shorter transfer than the lookahead. */
+	uint64_t at = kernel_global_time(k, time);
 	engine_schedule(k->engine, at, LANE_GLOBAL, vm_return_event, ctx, at);
 }
 
@@ -639,7 +634,7 @@ static void vm_finish_mmu(struct kernel *k, struct vm_call *call, uint64_t start
  * event then (or the lookahead bound), as the call's page-table work is. */
 static void vm_batched_flushed(struct kernel *k, void *ctx, uint64_t time)
 {
-	uint64_t at = MAX(time, engine_now(k->engine) + k->machine->lookahead);
+	uint64_t at = kernel_global_time(k, time);
 	engine_schedule(k->engine, at, LANE_GLOBAL, vm_apply_event, ctx, 0);
 }
 
@@ -680,7 +675,7 @@ static void vm_pageout_reclaimed(struct kernel *k, void *ctx, uint64_t time)
 		vm_pageout_finish_event(call, time);
 		return;
 	}
-	uint64_t at = MAX(time, engine_now(k->engine) + k->machine->lookahead);
+	uint64_t at = kernel_global_time(k, time);
 	engine_schedule(k->engine, at, LANE_GLOBAL, vm_pageout_finish_event, call, at);
 }
 

@@ -65,4 +65,14 @@ static inline void kcont_call(struct kernel *k, struct kcont cont, uint64_t time
 	cont.fn(k, cont.ctx, time);
 }
 
+/*
+ * When an effect on other cores that is ready at @time may land: no sooner
+ * than the lookahead after the event deciding it (machine.h, "Lookahead": a
+ * store by one core reaches the others no faster than a line transfer).
+ */
+static inline uint64_t kernel_global_time(const struct kernel *k, uint64_t time)
+{
+	return MAX(time, engine_now(k->engine) + k->machine->lookahead);
+}
+
 #endif
