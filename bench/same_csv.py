@@ -55,6 +55,7 @@ SHRINK = {
     "import-xz": ["workload.cycles_per_us=340"],
     "munmap-sleepers": ["workload.munmaps=16", "workload.threads=3"],
     "pingpong": ["workload.rounds=20"],
+    "fork-exit": ["workload.forks=5"],
 }
 
 # Where each preset is correct (tests/test_presets.c).
