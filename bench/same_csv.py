@@ -56,6 +56,10 @@ SHRINK = {
     "munmap-sleepers": ["workload.munmaps=16", "workload.threads=3"],
     "pingpong": ["workload.rounds=20"],
     "fork-exit": ["workload.forks=5"],
+    "latr-micro": ["workload.iterations=20"],
+    "madv-dontneed-touch": ["workload.iterations=20", "workload.threads=4"],
+    "apache-churn": ["workload.requests=10", "workload.threads=8"],
+    "numa-migrate": ["workload.scans=10"],
 }
 
 # Where each preset is correct (tests/test_presets.c).

@@ -53,6 +53,11 @@ static const struct {
 	{"munmap-sleepers", {"workload.munmaps=16", "workload.threads=3", NULL}},
 	{"pingpong", {"workload.rounds=20", NULL}},
 	{"fork-exit", {"workload.forks=10", NULL}},
+	/* The "Beyond Linux" papers' workloads (docs/inputs.md). */
+	{"latr-micro", {"workload.iterations=20", NULL}},
+	{"madv-dontneed-touch", {"workload.iterations=20", "workload.threads=4", NULL}},
+	{"apache-churn", {"workload.requests=10", "workload.threads=8", NULL}},
+	{"numa-migrate", {"workload.scans=10", NULL}},
 };
 
 /* The workloads a machine runs in the small matrix. */
