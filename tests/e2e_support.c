@@ -379,6 +379,7 @@ static const char *const milli_columns[] = {
     "lru_lock_ns",
     "mmap_lock_wait_ns",
     "vma_lock_wait_ns",
+    "latr_sweep_ns",
     NULL,
 };
 static const char *const text_columns[] = {"topology", "workload", "policy", "op", NULL};

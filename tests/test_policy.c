@@ -476,3 +476,75 @@ Test(policy_sched, balance_errors)
 	    "\"sched\": {\"busy_factr\": 16}",
 	    "t.json: $.sched: unknown key \"busy_factr\" (did you mean \"busy_factor\"?)");
 }
+
+/* ---- The shootdown frame's axes ---------------------------------------------- */
+
+Test(policy_frame, linux_choices_are_the_defaults)
+{
+	struct policy *p = with_ok("");
+	cr_expect_eq(p->transport, &flush_transport_ipi);
+	cr_expect_eq(p->completion, FLUSH_COMPLETION_REMOTE_DONE);
+	cr_expect_eq(p->release_gate, RELEASE_AFTER_COMPLETION);
+	cr_expect_eq(p->disturbance, DISTURBANCE_IRQ_HANDLER);
+	policy_free(p);
+	p = with_ok("\"flush_completion\": \"none\"");
+	cr_expect_eq(p->completion, FLUSH_COMPLETION_NONE);
+	policy_free(p);
+}
+
+Test(policy_frame, latr_presets)
+{
+	struct policy *p = load_file(TLBSIM_SOURCE_DIR "/policies/latr.json");
+	cr_expect_eq(p->transport, &flush_transport_latr);
+	cr_expect_eq(p->completion, FLUSH_COMPLETION_NONE);
+	cr_expect_eq(p->release_gate, RELEASE_LAZY_EPOCH);
+	cr_expect_eq(p->disturbance, DISTURBANCE_TICK_SWEEP);
+	cr_expect_eq(p->latr_states, 64);
+	cr_expect_eq(p->tick_hz, 1000);
+	policy_free(p);
+	p = load_file(TLBSIM_SOURCE_DIR "/policies/latr-released.json");
+	cr_expect_eq(p->release_gate, RELEASE_AFTER_COMPLETION);
+	cr_expect_eq(p->latr_states, 256);
+	policy_free(p);
+}
+
+#define LATR_AXES                                                                              \
+	"\"flush_transport\": \"latr\", \"flush_completion\": \"none\", "                     \
+	"\"flush_disturbance\": \"tick_sweep\""
+
+Test(policy_frame, axes_must_fit_together)
+{
+	expect_with_error("\"flush_transport\": \"lat\"",
+			  "t.json: $.flush_transport: expected one of \"ipi\", \"latr\", got \"lat\" "
+			  "(did you mean \"latr\"?)");
+	expect_with_error("\"flush_transport\": \"latr\"",
+			  "t.json: $.flush_disturbance: expected \"tick_sweep\" with "
+			  "flush_transport \"latr\"");
+	expect_with_error("\"flush_transport\": \"latr\", \"flush_disturbance\": \"tick_sweep\"",
+			  "t.json: $.flush_completion: expected \"none\" with flush_transport "
+			  "\"latr\"");
+	expect_with_error("\"flush_disturbance\": \"tick_sweep\"",
+			  "t.json: $.flush_disturbance: expected \"irq_handler\" with "
+			  "flush_transport \"ipi\"");
+	expect_with_error("\"release_gate\": \"lazy_epoch\"",
+			  "t.json: $.release_gate: expected \"after_completion\": only "
+			  "flush_transport \"latr\" has a lazy epoch");
+	expect_with_error("\"release_gate\": \"lazy\"",
+			  "t.json: $.release_gate: expected one of \"after_completion\", "
+			  "\"lazy_epoch\", got \"lazy\" (did you mean \"lazy_epoch\"?)");
+	struct policy *p = with_ok(LATR_AXES ", \"release_gate\": \"lazy_epoch\"");
+	cr_expect_eq(p->latr_states, 256, "the released code's LAZY_TLB_NUM_ENTRIES");
+	policy_free(p);
+}
+
+Test(policy_frame, knobs_of_other_axes_are_refused)
+{
+	expect_with_error("\"latr_states\": 8",
+			  "t.json: $.latr_states: only flush_transport \"latr\" reads it; this "
+			  "policy has flush_transport \"ipi\"");
+	expect_with_error("\"tick_hz\": 250",
+			  "t.json: $.tick_hz: only flush_disturbance \"tick_sweep\" reads it; this "
+			  "policy has flush_disturbance \"irq_handler\"");
+	expect_with_error(LATR_AXES ", \"latr_states\": 0",
+			  "t.json: $.latr_states: expected an integer in [1, 4096], got 0");
+}

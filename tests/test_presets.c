@@ -136,12 +136,12 @@ struct name {
 static const char *const presets[] = {
 	"arm64-6.5", "linux-3.11", "linux-3.4",	 "linux-3.6",  "linux-4.19", "linux-4.20",
 	"linux-4.5", "linux-4.5-smt-dedup",	 "linux-6.1",  "linux-6.14", "linux-6.15",
-	"linux-6.8", "riscv-6.7",  "riscv-6.8",
+	"linux-6.8", "riscv-6.7",  "riscv-6.8", "latr", "latr-released",
 };
 
 static const char *const machines[] = {
 	"amd-milan-36c",     "arm64-n1",	"haswell-i5-4350u", "haswell-i7",
-	"haswell-i7-smt-thread", "ivybridge-ep-2s", "ivybridge-i3-3240", "ivybridge-i7-3770",
+	"haswell-i7-smt-thread", "ivybridge-ep-2s", "ivybridge-ex-8s", "ivybridge-i3-3240", "ivybridge-i7-3770",
 	"nehalem-ep-2s",     "qemu-riscv-virt", "qemu-x86-16",	   "qemu-x86-4",
 	"qemu-x86-8",	     "sifive-unmatched", "skylake-sp-2s-48",
 	"synthetic-1024",    "th1520",

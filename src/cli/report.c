@@ -220,6 +220,10 @@ static void col_switch_mm_ns(GString *out, const struct column_ctx *c)
 {
 	put_milli(out, cycles_to_ps(c->r->total.switch_mm_cycles, c->f->mhz));
 }
+static void col_latr_sweep_ns(GString *out, const struct column_ctx *c)
+{
+	put_milli(out, cycles_to_ps(c->r->total.latr_sweep_cycles, c->f->mhz));
+}
 static void col_events(GString *out, const struct column_ctx *c)
 {
 	put_u64(out, c->r->events);
@@ -303,6 +307,10 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(vma_lock_wait_ns) \
 	X(vma_lock_abort) \
 	X(syscalls) \
+	X(latr_states_saved) \
+	X(latr_states_flushed) \
+	X(latr_fallback_ipis) \
+	X(latr_sweep_ns) \
 	X(events) \
 	X(host_seconds) \
 	X(tlbsim_version)

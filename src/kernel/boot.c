@@ -20,11 +20,15 @@ void kernel_boot(struct kernel *k, const struct policy *policy, struct engine *e
 	smp_new(k);
 	lru_new(k);
 	tlbflush_init(k);
+	if (policy->transport->boot)
+		policy->transport->boot(k);
 }
 
 void kernel_shutdown(struct kernel *k)
 {
 	kernel_free_inflight(k);
+	if (k->policy->transport->shutdown)
+		k->policy->transport->shutdown(k);
 	tlbflush_exit(k);
 	lru_free(k->lru);
 	smp_free(k->smp);

@@ -32,6 +32,28 @@ static const struct flush_arch_ops *const arch_ops[] = {
 	NULL,
 };
 
+static const struct flush_transport_ops *const transport_ops[] = {
+	&flush_transport_ipi,
+	&flush_transport_latr,
+	NULL,
+};
+
+static const char *const completion_names[] = {
+	[FLUSH_COMPLETION_REMOTE_DONE] = "remote_flush_done",
+	[FLUSH_COMPLETION_NONE] = "none",
+	NULL,
+};
+static const char *const release_gate_names[] = {
+	[RELEASE_AFTER_COMPLETION] = "after_completion",
+	[RELEASE_LAZY_EPOCH] = "lazy_epoch",
+	NULL,
+};
+static const char *const disturbance_names[] = {
+	[DISTURBANCE_IRQ_HANDLER] = "irq_handler",
+	[DISTURBANCE_TICK_SWEEP] = "tick_sweep",
+	NULL,
+};
+
 static const char *const munmap_range_names[] = {"vma", "gathered", NULL};
 static const char *const huge_range_names[] = {
 	[HUGE_RANGE_PER_4K] = "per_4k",
@@ -76,6 +98,12 @@ static const char *const policy_keys[] = {
 	"nested_flush",
 	"riscv_flush_all_threshold",
 	"arm64_max_tlbi_ops",
+	"flush_transport",
+	"flush_completion",
+	"release_gate",
+	"flush_disturbance",
+	"latr_states",
+	"tick_hz",
 	"sched",
 	"$schema", /* the editor's: docs/schema/policy.schema.json */
 	NULL,
@@ -141,28 +169,70 @@ static bool policy_read_shift(const struct config_node *node, struct policy *pol
 static bool policy_check_applies(const struct config_node *root, const struct policy *policy,
 				 GError **error)
 {
+	char *range_arch = g_strdup_printf("range_flush \"%s\" and arch \"%s\"",
+					   policy->range->name, policy->arch->name);
+	char *transport = g_strdup_printf("flush_transport \"%s\"", policy->transport->name);
+	char *disturbance = g_strdup_printf("flush_disturbance \"%s\"",
+					    disturbance_names[policy->disturbance]);
 	const struct {
 		const char *key;
 		bool applies;
 		const char *because;
+		const char *has;
 	} knobs[] = {
 	    {"tlb_flushall_shift", policy->range == &flush_range_tlb_flushall_shift,
-	     "range_flush \"tlb_flushall_shift\""},
+	     "range_flush \"tlb_flushall_shift\"", range_arch},
 	    {"single_page_flush_ceiling", policy->range != &flush_range_tlb_flushall_shift,
-	     "range_flush \"single_page_flush_ceiling\""},
-	    {"riscv_flush_all_threshold", policy->arch->arch == ARCH_RISCV, "arch \"riscv\""},
-	    {"arm64_max_tlbi_ops", policy->arch->arch == ARCH_ARM64, "arch \"arm64\""},
+	     "range_flush \"single_page_flush_ceiling\"", range_arch},
+	    {"riscv_flush_all_threshold", policy->arch->arch == ARCH_RISCV, "arch \"riscv\"",
+	     range_arch},
+	    {"arm64_max_tlbi_ops", policy->arch->arch == ARCH_ARM64, "arch \"arm64\"", range_arch},
+	    {"latr_states", policy->transport == &flush_transport_latr,
+	     "flush_transport \"latr\"", transport},
+	    {"tick_hz", policy->disturbance == DISTURBANCE_TICK_SWEEP,
+	     "flush_disturbance \"tick_sweep\"", disturbance},
 	};
-	for (unsigned i = 0; i < G_N_ELEMENTS(knobs); i++) {
+	bool ok = true;
+	for (unsigned i = 0; ok && i < G_N_ELEMENTS(knobs); i++) {
 		if (knobs[i].applies || !cJSON_GetObjectItemCaseSensitive(root->json, knobs[i].key))
 			continue;
 		struct config_node node = config_child(root, knobs[i].key);
-		config_set_error(error, &node, "only %s reads it; this policy has range_flush \"%s\" "
-				 "and arch \"%s\"", knobs[i].because, policy->range->name,
-				 policy->arch->name);
-		return false;
+		config_set_error(error, &node, "only %s reads it; this policy has %s",
+				 knobs[i].because, knobs[i].has);
+		ok = false;
 	}
-	return true;
+	g_free(range_arch);
+	g_free(transport);
+	g_free(disturbance);
+	return ok;
+}
+
+/*
+ * The frame's axes must fit together: each transport has one way to disturb
+ * its receivers and the completion points it can offer, and only a lazy
+ * transport can hold frames for a lazy epoch.
+ */
+static bool policy_check_frame(const struct config_node *root, const struct policy *policy,
+			       GError **error)
+{
+	bool latr = policy->transport == &flush_transport_latr;
+	const char *key = NULL, *expected = NULL;
+	if (latr && policy->arch->arch != ARCH_X86)
+		key = "flush_transport", expected = "\"ipi\" (LATR patches arch/x86 only)";
+	else if (policy->disturbance != (latr ? DISTURBANCE_TICK_SWEEP : DISTURBANCE_IRQ_HANDLER))
+		key = "flush_disturbance",
+		expected = latr ? "\"tick_sweep\" with flush_transport \"latr\""
+				: "\"irq_handler\" with flush_transport \"ipi\"";
+	else if (latr && policy->completion != FLUSH_COMPLETION_NONE)
+		key = "flush_completion", expected = "\"none\" with flush_transport \"latr\"";
+	else if (!latr && policy->release_gate == RELEASE_LAZY_EPOCH)
+		key = "release_gate", expected = "\"after_completion\": only flush_transport "
+						  "\"latr\" has a lazy epoch";
+	if (!key)
+		return true;
+	struct config_node node = config_child(root, key);
+	config_set_error(error, &node, "expected %s", expected);
+	return false;
 }
 
 /* An optional boolean with the kernel's default. */
@@ -248,6 +318,20 @@ static bool policy_read_sched(const struct config_node *node, struct sched_param
 	       policy_read_balance(&s, sched, error);
 }
 
+/* The frame's axes (b)-(e); absent keys are Linux's choices. */
+static bool policy_read_frame(const struct config_node *root, int *transport, int *completion,
+			      int *gate, int *disturbance, GError **error)
+{
+	return (!cJSON_GetObjectItemCaseSensitive(root->json, "flush_transport") ||
+		policy_pick(root, "flush_transport", (const void *const *)transport_ops,
+			    G_N_ELEMENTS(transport_ops), transport, error)) &&
+	       config_get_enum(root, "flush_completion", false, completion_names, completion,
+			       error) &&
+	       config_get_enum(root, "release_gate", false, release_gate_names, gate, error) &&
+	       config_get_enum(root, "flush_disturbance", false, disturbance_names, disturbance,
+			       error);
+}
+
 static const char *arch_name(enum topology_arch arch)
 {
 	static const char *const names[] = {[ARCH_X86] = "x86", [ARCH_ARM64] = "arm64",
@@ -274,7 +358,9 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	struct policy *policy = g_new0(struct policy, 1);
 	uint64_t ceiling = 33, riscv_threshold = 64, max_tlbi = 512;
 	int munmap_range = MUNMAP_FLUSH_GATHERED, huge_range = 0, reclaim = 0, nested = 0;
-	int range = 0, targets = 0, lazy = 0, arch = 0;
+	int range = 0, targets = 0, lazy = 0, arch = 0, transport = 0, completion = 0, gate = 0;
+	int disturbance = 0;
+	uint64_t latr_states = 256, tick_hz = 1000;
 
 	if (!config_check_keys(&root, policy_keys, error) ||
 	    !config_get_string(&root, "name", true, &policy->name, error) ||
@@ -312,8 +398,17 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 			      &policy->flush_batched_pending, error) ||
 	    !config_get_u64(&root, "riscv_flush_all_threshold", false, 0, 1u << 20,
 			    &riscv_threshold, error) ||
-	    !config_get_u64(&root, "arm64_max_tlbi_ops", false, 1, 1u << 20, &max_tlbi, error))
+	    !config_get_u64(&root, "arm64_max_tlbi_ops", false, 1, 1u << 20, &max_tlbi, error) ||
+	    !policy_read_frame(&root, &transport, &completion, &gate, &disturbance, error) ||
+	    !config_get_u64(&root, "latr_states", false, 1, 4096, &latr_states, error) ||
+	    !config_get_u64(&root, "tick_hz", false, 100, 1000, &tick_hz, error))
 		goto out_free_policy;
+	policy->transport = transport_ops[transport];
+	policy->completion = (enum flush_completion)completion;
+	policy->release_gate = (enum release_gate)gate;
+	policy->disturbance = (enum flush_disturbance)disturbance;
+	policy->latr_states = (unsigned)latr_states;
+	policy->tick_hz = (unsigned)tick_hz;
 	policy->range = range_ops[range];
 	policy->targets = targets_ops[targets];
 	policy->arch = arch_ops[arch];
@@ -330,7 +425,7 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 				 policy->arch->name);
 		goto out_free_policy;
 	}
-	if (!policy_check_applies(&root, policy, error))
+	if (!policy_check_applies(&root, policy, error) || !policy_check_frame(&root, policy, error))
 		goto out_free_policy;
 	policy->single_page_flush_ceiling = (unsigned)ceiling;
 	policy->munmap_flush_range = (enum munmap_flush_range)munmap_range;

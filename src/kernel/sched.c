@@ -278,6 +278,9 @@ static void sched_switch(struct rq *rq, uint64_t t, bool prev_runnable)
 		next = pick_next(rq);
 	if (!next && !prev)
 		return; /* idle stays idle */
+	/* __schedule() work of the policy's flush transport (LATR's sweep). */
+	if (k->policy->transport->schedule)
+		t += k->policy->transport->schedule(k, cpu, t);
 	rq->curr = next;
 	rq->exec_start = t;
 	if (!next)

@@ -43,7 +43,7 @@ struct csd {
 	void *info;
 	unsigned caller;
 	unsigned slot; /* index of the target in the caller's list */
-	struct call_wait *wait;
+	struct call_wait *wait; /* NULL: a local interrupt's work (smp_local_irq()) */
 };
 
 struct smp_cpu {
@@ -52,6 +52,7 @@ struct smp_cpu {
 	bool in_handler;
 	bool irq_pending;      /* an interrupt arrived during the handler */
 	bool irq_deferred;     /* one arrived with interrupts off: smp_irqs_on() is due */
+	bool pass_uncharged;   /* this handler pass runs only local work: no entry/exit cost */
 	uint64_t handler_start;
 	/* The latest section with interrupts off (smp_irqs_off()): interrupts
 	 * that arrive in [irqs_off_from, irqs_off_until) wait for its end. */
@@ -98,16 +99,27 @@ static void smp_wait_free(struct kernel *k, struct call_wait *wait)
 	kernel_release(k, wait);
 }
 
+/* Only local interrupts' work is queued (see smp_local_irq()). */
+static bool smp_queue_local_only(const struct smp_cpu *sc)
+{
+	for (const GList *l = sc->queue.head; l; l = l->next)
+		if (((const struct csd *)l->data)->wait)
+			return false;
+	return true;
+}
+
 static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
 {
 	struct kernel *k = smp->k;
 	struct smp_cpu *sc = &smp->cpus[cpu_id];
 	sc->in_handler = true;
 	sc->handler_start = now;
+	sc->pass_uncharged = smp_queue_local_only(sc);
 	trace_irq_enter(k, cpu_id, now);
 	sched_irq_enter(k, &k->machine->cpus[cpu_id], now);
-	engine_schedule(k->engine, now + k->machine->topology->costs.irq_entry,
-			fabric_cpu_lane(cpu_id), smp_handler_body, smp, cpu_id);
+	uint64_t entry = sc->pass_uncharged ? 0 : k->machine->topology->costs.irq_entry;
+	engine_schedule(k->engine, now + entry, fabric_cpu_lane(cpu_id), smp_handler_body, smp,
+			cpu_id);
 }
 
 /*
@@ -140,13 +152,11 @@ void smp_irqs_off(struct kernel *k, const struct cpu *cpu, uint64_t from, uint64
 	sc->irqs_off_until = until;
 }
 
-void smp_deliver_ipi(void *kernel, unsigned cpu_id)
+/* An interrupt for @cpu_id's queue arrives at @now. */
+static void smp_interrupt(struct smp *smp, unsigned cpu_id, uint64_t now)
 {
-	struct kernel *k = kernel;
-	struct smp *smp = k->smp;
+	struct kernel *k = smp->k;
 	struct smp_cpu *sc = &smp->cpus[cpu_id];
-	uint64_t now = engine_now(k->engine);
-	k->machine->cpus[cpu_id].counters.ipis_received++;
 	if (sc->in_handler) {
 		sc->irq_pending = true;
 		return;
@@ -160,6 +170,22 @@ void smp_deliver_ipi(void *kernel, unsigned cpu_id)
 		return;
 	}
 	smp_start_handler(smp, cpu_id, now);
+}
+
+void smp_deliver_ipi(void *kernel, unsigned cpu_id)
+{
+	struct kernel *k = kernel;
+	k->machine->cpus[cpu_id].counters.ipis_received++;
+	smp_interrupt(k->smp, cpu_id, engine_now(k->engine));
+}
+
+void smp_local_irq(struct kernel *k, struct cpu *cpu, smp_call_fn fn, void *info)
+{
+	struct smp *smp = k->smp;
+	struct csd *csd = kernel_alloc(k, sizeof(*csd));
+	*csd = (struct csd){.fn = fn, .info = info, .caller = cpu->id};
+	g_queue_push_tail(&smp->cpus[cpu->id].queue, csd);
+	smp_interrupt(smp, cpu->id, engine_now(k->engine));
 }
 
 /* When the caller's csd_lock_wait() loop, over the slots in order, is done. */
@@ -205,12 +231,15 @@ static void smp_handler_body(void *target, uint64_t cpu_id)
 
 	struct csd *csd;
 	while ((csd = g_queue_pop_head(&batch))) {
-		trace_csd_begin(k, (unsigned)cpu_id, csd->caller, csd->slot, t);
+		if (csd->wait)
+			trace_csd_begin(k, (unsigned)cpu_id, csd->caller, csd->slot, t);
 		t += csd->fn(k, cpu, t, csd->info);
-		smp_ack(k, csd, (unsigned)cpu_id, t);
+		if (csd->wait)
+			smp_ack(k, csd, (unsigned)cpu_id, t);
 		kernel_release(k, csd);
 	}
-	engine_schedule(k->engine, t + k->machine->topology->costs.irq_exit,
+	uint64_t exit = sc->pass_uncharged ? 0 : k->machine->topology->costs.irq_exit;
+	engine_schedule(k->engine, t + exit,
 			fabric_cpu_lane((unsigned)cpu_id), smp_handler_exit, smp, cpu_id);
 }
 
@@ -224,7 +253,9 @@ static void smp_handler_exit(void *target, uint64_t cpu_id)
 	if (sc->irq_pending) {
 		/* The pending interrupt fires as soon as we iret: enter again. */
 		sc->irq_pending = false;
-		engine_schedule(k->engine, now + k->machine->topology->costs.irq_entry,
+		sc->pass_uncharged = smp_queue_local_only(sc);
+		uint64_t entry = sc->pass_uncharged ? 0 : k->machine->topology->costs.irq_entry;
+		engine_schedule(k->engine, now + entry,
 				fabric_cpu_lane((unsigned)cpu_id), smp_handler_body, smp, cpu_id);
 		return;
 	}
@@ -234,15 +265,15 @@ static void smp_handler_exit(void *target, uint64_t cpu_id)
 	sched_irq_exit(k, cpu, now);
 }
 
-void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *targets,
-			    unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
-			    struct kcont done)
+uint64_t smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *targets,
+				unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
+				struct kcont done)
 {
 	struct smp *smp = k->smp;
 	const struct topology_costs *costs = &k->machine->topology->costs;
 	if (nr_targets == 0) {
 		kcont_call(k, done, now);
-		return;
+		return now;
 	}
 	trace_call_begin(k, self->id, nr_targets, now);
 	struct call_wait *wait = kernel_alloc(k, sizeof(*wait));
@@ -274,4 +305,5 @@ void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *
 		self->counters.ipis_sent++;
 	}
 	wait->sent_at = t;
+	return t;
 }

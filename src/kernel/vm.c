@@ -363,6 +363,13 @@ static uint64_t vm_munmap_downgrade(struct vm_call *call, uint64_t now)
 	return downgrade_write(k, call->cpu, call->mm->mmap_lock, now);
 }
 
+/* munmap() and madvise(MADV_DONTNEED): LATR's "free-type" calls, whose
+ * flushes it may make lazy (mm->munmap_inprogress). */
+static bool vm_frees_memory(enum vm_kind kind)
+{
+	return kind == VM_MUNMAP || kind == VM_DONTNEED;
+}
+
 /* The call drops its locks at @time and returns to user space once their
  * releases complete; @call is freed. */
 static void vm_call_return(struct vm_call *call, uint64_t time)
@@ -370,6 +377,7 @@ static void vm_call_return(struct vm_call *call, uint64_t time)
 	struct kernel *k = call->k;
 	struct kcont done = call->done;
 	time = vm_unlock(call, time);
+	call->mm->munmap_inprogress -= vm_frees_memory(call->kind);
 	trace_syscall_exit(k, call->cpu->id, time);
 	if (call->kept)
 		kernel_release(k, call->kept);
@@ -779,6 +787,7 @@ static struct vm_call *vm_call_new(struct kernel *k, struct cpu *cpu, struct mm 
 		.k = k, .cpu = cpu, .mm = mm, .vma = vma, .kind = kind, .done = done,
 		.start = start, .end = end,
 	};
+	mm->munmap_inprogress += vm_frees_memory(kind);
 	return call;
 }
 

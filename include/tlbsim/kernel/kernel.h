@@ -14,6 +14,7 @@
 #include "tlbsim/machine/mm.h"
 
 struct cpu_tlbstate;
+struct latr;
 struct lru;
 struct sched;
 struct smp;
@@ -26,6 +27,7 @@ struct kernel {
 	struct sched *sched;
 	struct smp *smp;
 	struct lru *lru;
+	struct latr *latr; /* the "latr" transport's rings (latr.c), or NULL */
 	struct mm *init_mm; /* swapper_pg_dir: no user mappings */
 	struct cpu_tlbstate *tlbstate; /* per CPU (tlbflush.h) */
 	GHashTable *inflight; /* see kernel_alloc() */

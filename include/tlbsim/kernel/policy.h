@@ -112,6 +112,48 @@ struct flush_arch_ops {
 	int (*cpu_asid_of)(const struct kernel *k, const struct cpu *cpu, const struct mm *mm);
 };
 
+/*
+ * The shootdown frame (docs/beyond.md): a shootdown is a target set (struct
+ * flush_targets_ops), a transport, a completion point the initiator waits
+ * for, a release gate for the frames it freed, and a receiver disturbance.
+ * Linux's choices are the defaults: IPIs, the remote flush done, frames freed
+ * after it, an interrupt and handler on each target.
+ */
+struct flush_tlb_info;
+struct flush_transport_ops {
+	const char *name;
+	const char *imitates;
+	/* Per-run state (NULL: none); called by kernel_boot()/kernel_shutdown(). */
+	void (*boot)(struct kernel *k);
+	void (*shutdown)(struct kernel *k);
+	/* Make @targets flush as @info says; ends with shootdown_complete()
+	 * (shootdown.h) at the policy's completion point.  Owns @info. */
+	void (*send)(struct kernel *k, struct cpu *cpu, const unsigned *targets, unsigned nr,
+		     struct flush_tlb_info *info, uint64_t now);
+	/* __schedule() on @cpu at @now: the cycles the transport adds (NULL: none). */
+	uint64_t (*schedule)(struct kernel *k, struct cpu *cpu, uint64_t now);
+	/* The release gate "lazy_epoch": keep @nr frames of @mm freed by @cpu
+	 * until every CPU has applied the flush that covers them; false if no
+	 * such flush is pending (NULL: never). */
+	bool (*hold_frames)(struct kernel *k, struct cpu *cpu, const struct mm *mm,
+			    const uint32_t *pfns, unsigned nr, enum page_size ps);
+};
+
+enum flush_completion {
+	FLUSH_COMPLETION_REMOTE_DONE, /* every target has flushed (csd unlocked after the flush) */
+	FLUSH_COMPLETION_NONE,        /* nothing: the initiator goes on once the request is posted */
+};
+
+enum release_gate {
+	RELEASE_AFTER_COMPLETION, /* tlb_finish_mmu(): free once the completion point is reached */
+	RELEASE_LAZY_EPOCH,       /* LATR (paper): hold until every target has swept the flush */
+};
+
+enum flush_disturbance {
+	DISTURBANCE_IRQ_HANDLER, /* interrupt entry and exit around the flush handler */
+	DISTURBANCE_TICK_SWEEP,  /* a sweep of posted flushes at the next tick or switch */
+};
+
 /* THP ranges in the range rule (references.md, 'Linux: tlb_flushall_shift (3.6-3.15)' and
  * 'Linux: stride-aware ranges (4.19+)'). */
 enum huge_page_range {
@@ -169,6 +211,12 @@ struct policy {
 	const struct flush_targets_ops *targets;
 	const struct lazy_tlb_ops *lazy;
 	const struct flush_arch_ops *arch;
+	const struct flush_transport_ops *transport;
+	enum flush_completion completion;
+	enum release_gate release_gate;
+	enum flush_disturbance disturbance;
+	unsigned latr_states; /* LATR: states per CPU ring (LAZY_TLB_NUM_ENTRIES) */
+	unsigned tick_hz;     /* the scheduler tick, where a mechanism sweeps at it */
 	/* Knobs read by the ops. */
 	int tlb_flushall_shift;      /* POLICY_SHIFT_FROM_CPU: the topology's cpuid value */
 	unsigned single_page_flush_ceiling;
@@ -205,6 +253,8 @@ extern const struct lazy_tlb_ops lazy_tlb_riscv;
 extern const struct flush_arch_ops flush_arch_x86;
 extern const struct flush_arch_ops flush_arch_arm64;
 extern const struct flush_arch_ops flush_arch_riscv;
+extern const struct flush_transport_ops flush_transport_ipi;
+extern const struct flush_transport_ops flush_transport_latr;
 
 /* Parse and validate a policy file's tree; NULL on error. */
 struct policy *policy_from_json(const cJSON *json, const char *file, GError **error);

@@ -35,10 +35,20 @@ void smp_deliver_ipi(void *kernel, unsigned cpu);
  * @done: called once every target has acknowledged, with the time the caller's
  *        csd_lock_wait() loop over the targets, in order, ends.  @info must stay
  *        valid until then; @targets need not.
- * With no targets @done is called at once with @now.
+ * With no targets @done is called at once with @now.  Returns when the last
+ * interrupt is sent (the caller's spin starts there).
  */
-void smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *targets,
-			    unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
-			    struct kcont done);
+uint64_t smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *targets,
+				unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
+				struct kcont done);
+
+/*
+ * Run @fn(@info) on @cpu now, in interrupt context, as work an interrupt the
+ * model does not otherwise charge for (the timer tick, which every policy
+ * takes alike): no entry or exit cost and no IPI counted, only @fn's cycles;
+ * it waits while @cpu's interrupts are off or a handler runs, and shares a
+ * handler pass with IPIs queued meanwhile.
+ */
+void smp_local_irq(struct kernel *k, struct cpu *cpu, smp_call_fn fn, void *info);
 
 #endif

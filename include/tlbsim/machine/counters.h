@@ -75,7 +75,11 @@
 	X(vma_lock_acquisitions)         /* per-VMA locks taken (faults; vma_start_write) */       \
 	X(vma_lock_wait_cycles)          /* cycles from asking for a VMA lock to holding it */     \
 	X(vma_lock_abort)                /* faults that gave up the VMA lock for mmap_lock */      \
-	X(syscalls)                      /* munmap/mmap/mprotect/madvise calls */
+	X(syscalls)                      /* munmap/mmap/mprotect/madvise calls */                  \
+	X(latr_states_saved)             /* LATR: flushes posted in this CPU's ring, not sent */   \
+	X(latr_states_flushed)           /* LATR: posted flushes this CPU applied in a sweep */    \
+	X(latr_fallback_ipis)            /* LATR: flushes sent as IPIs because the ring was full */\
+	X(latr_sweep_cycles)             /* LATR: cycles sweeping the rings (ticks, switches) */
 
 struct counters {
 #define COUNTERS_FIELD(name) uint64_t name;

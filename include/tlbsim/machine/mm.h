@@ -96,6 +96,9 @@ struct mm {
 	uint16_t asid;         /* arm64/riscv: the mm's ASID on every CPU (0: none) */
 	uint64_t next_trim_cpumask; /* 6.14+: cycle time of the next cpumask trim */
 	bool global_asid;      /* 6.15+ x86: flushed by INVLPGB on every CPU */
+	/* munmap()/madvise(MADV_DONTNEED) calls in progress (LATR's
+	 * mm->munmap_inprogress: their flushes may be lazy) */
+	unsigned munmap_inprogress;
 	uint64_t epoch;        /* bumped with any VMA's epoch */
 	struct rw_semaphore *mmap_lock; /* owned */
 	uint64_t mm_lock_seq;  /* vma_end_write_all() moves it on (struct vma_lock) */

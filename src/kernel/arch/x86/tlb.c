@@ -16,7 +16,7 @@
  * PCID slot's tlb_gen says so (then switch_mm flushes it).
  */
 #include <glib.h>
-#include "tlbsim/kernel/smp.h"
+#include "tlbsim/kernel/shootdown.h"
 #include "tlbsim/kernel/tlbbatch.h"
 #include "tlbsim/kernel/tlbflush.h"
 #include "tlbsim/kernel/tracepoint.h"
@@ -29,24 +29,11 @@ static const struct topology_costs *costs_of(const struct kernel *k)
 	return &k->machine->topology->costs;
 }
 
-static uint64_t remote_flush_handler(struct kernel *k, struct cpu *cpu, uint64_t now, void *info)
-{
-	return k->policy->lazy->flush_tlb_func(k, cpu, info, false, now);
-}
-
-static void flush_tlb_others_done(struct kernel *k, void *ctx, uint64_t time)
-{
-	struct flush_tlb_info *info = ctx;
-	struct kcont done = info->done;
-	uint64_t at = MAX(time, info->local_done);
-	kernel_release(k, info);
-	kcont_call(k, done, at);
-}
-
 /*
  * native_flush_tlb_others() / native_flush_tlb_multi(): count, pick targets,
- * interrupt them and wait.  Counted even if no target is left (4.20+ filters
- * after counting).  Takes ownership of @info.
+ * and hand them to the policy's transport (IPIs and a wait, in Linux).
+ * Counted even if no target is left (4.20+ filters after counting).  Takes
+ * ownership of @info.
  */
 static void native_flush_tlb_others(struct kernel *k, struct cpu *cpu, struct flush_tlb_info *info,
 				    const struct mm *mask_mm, uint64_t now, uint64_t local_cost)
@@ -62,8 +49,7 @@ static void native_flush_tlb_others(struct kernel *k, struct cpu *cpu, struct fl
 	/* 5.13+: the local flush runs after the sends, while the IPIs fly. */
 	info->local_done = now + kept * costs_of(k)->ipi_send + local_cost;
 	trace_local_flush_late(k, cpu->id, info->local_done - local_cost, local_cost);
-	struct kcont wait_done = {.fn = flush_tlb_others_done, .ctx = info};
-	smp_call_function_many(k, cpu, targets, kept, remote_flush_handler, info, now, wait_done);
+	k->policy->transport->send(k, cpu, targets, kept, info, now);
 	g_free(targets);
 }
 
