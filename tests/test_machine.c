@@ -733,6 +733,78 @@ Test(machine_stale, zap_then_commit_makes_hit_stale)
 	rig_free(r);
 }
 
+/*
+ * Frames: what a lazy flush mechanism risks.  Page 5's PTE is zapped and
+ * committed while cpu 3's TLB keeps its entry (no invalidation).  (a) Before
+ * the zapper frees the frame, a hit on the entry is stale but reaches the
+ * page it always had: stale_hits only.  (b) Freed and handed out for page 8
+ * (LIFO: the frame just freed), the same hit reaches page 8's data:
+ * stale_reuse.  A hit on a frame freed but not yet handed out is no reuse.
+ */
+Test(machine_stale, hit_on_a_frame_handed_out_again_is_a_reuse)
+{
+	struct rig *r = rig_new(NULL);
+	struct cpu *c3 = cpu(r, 3);
+	r->mm->frames = r->m->frames;
+	populate(r, page(5), true);
+	uint32_t pfn = vma_pte(r->small, page(5))->pfn;
+	cr_assert_neq(pfn, 0);
+	read_ok(r, 3, page(5));
+
+	uint32_t held;
+	cr_assert(mm_zap_pte_frame(r->mm, r->small, page(5), &held));
+	cr_assert_eq(held, pfn, "its only mapping went: the zapper holds it");
+	cr_expect_eq(vma_pte(r->small, page(5))->pfn, pfn, "the PTE keeps its last frame");
+	mm_commit_pte(vma_pte(r->small, page(5)));
+
+	read_ok(r, 3, page(5)); /* (a) */
+	cr_expect_eq(c3->counters.stale_hits, 1);
+	cr_expect_eq(c3->counters.stale_reuse, 0);
+	cr_assert_eq(r->m->nr_stale_reports, 1);
+	cr_expect_not(r->m->stale[0].reused);
+
+	frame_release(r->m->frames, PS_4K, pfn);
+	read_ok(r, 3, page(5)); /* free, not yet anyone's */
+	cr_expect_eq(c3->counters.stale_hits, 2);
+	cr_expect_eq(c3->counters.stale_reuse, 0);
+
+	populate(r, page(8), true);
+	cr_assert_eq(vma_pte(r->small, page(8))->pfn, pfn, "LIFO: the frame just freed");
+	read_ok(r, 3, page(5)); /* (b) */
+	cr_expect_eq(c3->counters.stale_hits, 3);
+	cr_expect_eq(c3->counters.stale_reuse, 1);
+	cr_assert_eq(r->m->nr_stale_reports, 3);
+	cr_expect(r->m->stale[2].reused);
+	cr_expect_eq(r->m->stale[2].vaddr, page(5));
+	rig_free(r);
+}
+
+/* The frame a walk finds is the one the entry carries: a refill after the
+ * frame went to page 8 and page 5 got a new one is current, not stale. */
+Test(machine_stale, entries_carry_the_frame_of_their_fill)
+{
+	struct rig *r = rig_new(NULL);
+	r->mm->frames = r->m->frames;
+	populate(r, page(5), true);
+	read_ok(r, 0, page(5));
+	uint32_t held;
+	cr_assert(mm_zap_pte_frame(r->mm, r->small, page(5), &held));
+	frame_release(r->m->frames, PS_4K, held);
+	populate(r, page(8), true);
+	populate(r, page(5), true); /* a racing fault: a fresh frame */
+	cr_assert_neq(vma_pte(r->small, page(5))->pfn, held);
+	machine_invlpg(r->m, cpu(r, 0), 0, page(5));
+	mm_commit_pte(vma_pte(r->small, page(5)));
+	read_ok(r, 0, page(5)); /* walk: the new frame */
+	read_ok(r, 0, page(5)); /* hit */
+	cr_expect_eq(cpu(r, 0)->counters.stale_hits, 0);
+	cr_expect_eq(cpu(r, 0)->counters.stale_reuse, 0);
+	const struct tlb_entry *e = tlb_lookup(cpu(r, 0)->tlbs[0], page(5), 0, TLB_ANY_OWNER);
+	cr_assert_not_null(e);
+	cr_expect_eq(e->pfn, vma_pte(r->small, page(5))->pfn);
+	rig_free(r);
+}
+
 Test(machine_stale, wrprotect_commit_makes_hit_stale)
 {
 	struct rig *r = rig_new(NULL);

@@ -217,6 +217,61 @@ Test(mm, populate_bumps_gen_only)
 	mm_free(mm);
 }
 
+/*
+ * Frames: a populate allocates one (for its generation), the zero page has
+ * none, copying it over allocates; fork's copy shares the parent's frame
+ * (and its bits), and only the zap of the last mapping holds it, whichever
+ * side goes last.  A zapped PTE keeps its last frame.
+ */
+Test(mm, ptes_map_frames_and_fork_shares_them)
+{
+	struct frames *frames = frame_table_new();
+	struct mm *parent = mm_new(1, 1), *child = mm_new(2, 1);
+	parent->frames = child->frames = frames;
+	struct vma *pv = mm_add_vma(parent, SPAN(0), 4 * K4, PS_4K, false, 0, 0);
+	struct vma *cv = mm_add_vma(child, SPAN(0), 4 * K4, PS_4K, false, 0, 0);
+	mm_finish_layout(parent);
+	mm_finish_layout(child);
+
+	mm_populate(parent, pv, SPAN(0), true);
+	const struct pte *p0 = vma_pte(pv, SPAN(0));
+	cr_assert_eq(p0->pfn, 1, "the first 4K frame");
+	cr_expect_not(frame_reused_since(frames, PS_4K, 1, 1, p0->gen));
+	mm_map_zero_page(parent, pv, SPAN(0) + K4);
+	cr_expect_eq(vma_pte(pv, SPAN(0) + K4)->pfn, 0, "the zero page is no frame of ours");
+
+	vma_pte(pv, SPAN(0))->dirty = true;
+	mm_copy_pte(child, cv, SPAN(0), p0);
+	mm_copy_pte(child, cv, SPAN(0) + K4, vma_pte(pv, SPAN(0) + K4));
+	const struct pte *c0 = vma_pte(cv, SPAN(0));
+	cr_expect_eq(c0->pfn, 1);
+	cr_expect(c0->present && c0->writable && c0->dirty);
+	cr_expect(vma_pte(cv, SPAN(0) + K4)->zero_page);
+	cr_expect_eq(frame_refcount(frames, PS_4K, 1), 2);
+
+	uint32_t held;
+	cr_assert(mm_zap_pte_frame(parent, pv, SPAN(0), &held));
+	cr_expect_eq(held, 0, "the child still maps it");
+	cr_expect_eq(p0->pfn, 1, "a zapped PTE keeps its last frame");
+	cr_assert(mm_zap_pte_frame(child, cv, SPAN(0) + K4, &held));
+	cr_expect_eq(held, 0, "the zero page");
+	cr_assert(mm_zap_pte_frame(child, cv, SPAN(0), &held));
+	cr_expect_eq(held, 1, "the last mapping went");
+	cr_expect_eq(frame_state(frames, PS_4K, 1), FRAME_HELD);
+	cr_expect_not(mm_zap_pte_frame(child, cv, SPAN(0), &held));
+	cr_expect_eq(held, 0, "a zap of nothing holds nothing");
+
+	/* Copying over the zero page allocates; the held frame is not free. */
+	mm_cow_zero_page(parent, pv, SPAN(0) + K4);
+	cr_expect_eq(vma_pte(pv, SPAN(0) + K4)->pfn, 2);
+	frame_release(frames, PS_4K, 1);
+	mm_populate(parent, pv, SPAN(0) + 2 * K4, true);
+	cr_expect_eq(vma_pte(pv, SPAN(0) + 2 * K4)->pfn, 1, "freed: the next one handed out");
+	mm_free(child);
+	mm_free(parent);
+	frame_table_free(frames);
+}
+
 /* The dirty bit lives with the PTE: a fresh one is clean, a write-protect
  * keeps it (the page still holds the data), a zap takes it away. */
 Test(mm, dirty_bit_ends_with_the_pte)

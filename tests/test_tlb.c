@@ -924,11 +924,13 @@ static void probe_matches_lookup_and_fill(enum tlb_replacement replacement)
 		cr_assert_eq(hit, e != NULL, "access %u", i);
 		if (hit) {
 			cr_assert_eq(probe.gen, e->gen);
+			cr_assert_eq(probe.pfn, e->pfn);
+			cr_assert_eq(probe.pfn, e->gen * 7 + 1, "the fill's frame comes back");
 			cr_assert_eq(probe.writable, e->writable);
 			continue;
 		}
-		tlb_fill_perm(a, vaddr, PS_4K, asid, owner, i, i % 3 != 0);
-		tlb_fill_probed(b, &probe, asid, owner, i, i % 3 != 0);
+		tlb_fill_perm(a, vaddr, PS_4K, asid, owner, i, i * 7 + 1, i % 3 != 0);
+		tlb_fill_probed(b, &probe, asid, owner, i, i * 7 + 1, i % 3 != 0);
 	}
 	cr_expect_eq(memcmp(tlb_stats(a), tlb_stats(b), sizeof(struct tlb_stats)), 0);
 	cr_expect_eq(tlb_occupancy(a), tlb_occupancy(b));

@@ -276,6 +276,7 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(walk_load_ns) \
 	X(page_faults) \
 	X(stale_hits) \
+	X(stale_reuse) \
 	X(stale_pwc) \
 	X(stale_entries) \
 	X(nr_tlb_remote_flush) \

@@ -98,6 +98,11 @@ static void print_stale(const struct sim_result *r, const struct topology *topo)
 			   " stale TLB hits: a CPU used a translation after the change that "
 			   "invalidated it had returned\n",
 			   r->total.stale_hits);
+	if (r->total.stale_reuse)
+		g_printerr("tlbsim: %" G_GUINT64_FORMAT
+			   " of them on a frame allocated again since the entry was filled: "
+			   "the CPU reached another page's data (stale_reuse)\n",
+			   r->total.stale_reuse);
 	if (r->total.stale_entries)
 		g_printerr("tlbsim: %" G_GUINT64_FORMAT
 			   " TLB entries were older than a PTE change when its syscall returned "
@@ -116,10 +121,11 @@ static void print_stale(const struct sim_result *r, const struct topology *topo)
 				   topology_cycles_to_ns(topo, r->stale[i].time));
 		else
 			g_printerr("  cpu %u, address 0x%" G_GINT64_MODIFIER "x, at %.0f ns (entry from "
-			   "PTE generation %u, change committed at generation %u)\n",
+			   "PTE generation %u, change committed at generation %u)%s\n",
 			   r->stale[i].cpu, r->stale[i].vaddr,
 			   topology_cycles_to_ns(topo, r->stale[i].time), r->stale[i].entry_gen,
-			   r->stale[i].committed_gen);
+			   r->stale[i].committed_gen,
+			   r->stale[i].reused ? ", its frame allocated again" : "");
 }
 
 /*
@@ -286,7 +292,8 @@ int single_run(const struct options *o, const struct labels *labels,
 			g_printerr("%s", block->str);
 			g_string_free(block, TRUE);
 		}
-		if (o->strict && (result->total.stale_hits || result->total.stale_pwc))
+		if (o->strict && (result->total.stale_hits || result->total.stale_reuse ||
+				  result->total.stale_pwc))
 			code = EXIT_STALE;
 	}
 	sim_result_free(result);

@@ -42,14 +42,16 @@
  * struct, the files, the signal handlers: copy_process()) cost nothing;
  * the child's own mmap_lock in exit_mmap() is uncontended and not modelled;
  * the pages the child's zap frees are the parent's too (shared COW pages),
- * so nothing leaves the LRU; 6.4+'s VMA write locks in dup_mmap() are not
- * taken.
+ * so nothing leaves the LRU (their frames are shared: freed, after the
+ * flush, are only those the parent no longer maps); 6.4+'s VMA write locks
+ * in dup_mmap() are not taken.
  * Invariant: every parent PTE dup_mmap() write-protected is committed when
  * fork() returns, after the flush; every child PTE is zapped and committed
  * when exit_mm()'s @done runs.
  */
 #include <glib.h>
 #include "tlbsim/kernel/fork.h"
+#include "tlbsim/kernel/frame_release.h"
 #include "tlbsim/kernel/rwsem.h"
 #include "tlbsim/kernel/sched.h"
 #include "tlbsim/kernel/swap.h"
@@ -64,6 +66,7 @@ struct fork_call {
 	struct mm *mm;           /* the child's */
 	uint64_t asked;          /* when it asked for mmap_lock */
 	uint32_t gen_lo, gen_hi; /* the generations of the parent's write-protects */
+	struct held_frames held; /* exit: the frames whose last mapping it zapped */
 	struct kcont done;
 };
 
@@ -78,6 +81,7 @@ static void fork_call_finish(struct kernel *k, struct fork_call *call, uint64_t 
 struct mm *fork_mm_new(const struct mm *oldmm, unsigned id)
 {
 	struct mm *mm = mm_new(id, oldmm->nr_cpus);
+	mm->frames = oldmm->frames;
 	for (unsigned i = 0; i < oldmm->nr_vmas; i++) {
 		const struct vma *v = &oldmm->vmas[i];
 		mm_add_vma(mm, v->start, v->end - v->start, v->page_size, v->hugetlb, v->region,
@@ -119,10 +123,7 @@ static uint64_t copy_page_range(struct fork_call *call, struct vma *src, struct 
 			continue;
 		if (cow)
 			mm_wrprotect_pte(call->oldmm, src, addr);
-		mm_populate(call->mm, dst, addr, pte->writable);
-		struct pte *copy = vma_pte(dst, addr);
-		copy->zero_page = pte->zero_page;
-		copy->dirty = pte->dirty;
+		mm_copy_pte(call->mm, dst, addr, pte); /* the child shares the frame */
 	}
 	return n;
 }
@@ -223,16 +224,24 @@ static void exit_mmap_return_event(void *target, uint64_t time)
 	fork_call_finish(k, call, time);
 }
 
+/* tlb_finish_mmu() done at @time: free_pages_and_swap_cache() frees the
+ * pages whose last mapping was the child's (the parent unmapped them). */
 static void exit_mmap_flushed(struct kernel *k, void *ctx, uint64_t time)
 {
+	struct fork_call *call = ctx;
+	held_frames_release(k, call->cpu, call->mm, &call->held, time);
 	uint64_t at = kernel_global_time(k, time);
 	engine_schedule(k->engine, at, LANE_GLOBAL, exit_mmap_return_event, ctx, at);
 }
 
-/* unmap_vmas() + free_pgtables() of every VMA of @mm; returns the cycles,
- * *@flush whether tlb_finish_mmu() flushes (anything cleared or freed). */
-static uint64_t exit_mmap_zap(struct kernel *k, struct mm *mm, struct cpu *cpu, bool *flush)
+/* unmap_vmas() + free_pgtables() of every VMA of the child's mm; returns
+ * the cycles, *@flush whether tlb_finish_mmu() flushes (anything cleared or
+ * freed). */
+static uint64_t exit_mmap_zap(struct fork_call *call, bool *flush)
 {
+	struct kernel *k = call->k;
+	struct mm *mm = call->mm;
+	struct cpu *cpu = call->cpu;
 	const struct topology_costs *costs = &k->machine->topology->costs;
 	uint64_t cycles = 0;
 	*flush = false;
@@ -241,8 +250,11 @@ static uint64_t exit_mmap_zap(struct kernel *k, struct mm *mm, struct cpu *cpu, 
 		if (!vma->mapped)
 			continue;
 		uint64_t size = page_size_bytes(vma->page_size);
-		for (uint64_t addr = vma->start; addr < vma->end; addr += size)
-			mm_zap_pte(mm, vma, addr);
+		for (uint64_t addr = vma->start; addr < vma->end; addr += size) {
+			uint32_t held;
+			mm_zap_pte_frame(mm, vma, addr, &held);
+			held_frames_add(k, &call->held, vma->page_size, held);
+		}
 		uint64_t freed_start = 0, freed_end = 0;
 		mm_unmap_vma(mm, vma, &freed_start, &freed_end);
 		mm_vma_relink(mm, vma, cpu->id);
@@ -262,7 +274,7 @@ static void exit_mmap_event(void *target, uint64_t unused)
 	struct fork_call *call = target;
 	struct kernel *k = call->k;
 	bool flush = false;
-	uint64_t t = engine_now(k->engine) + exit_mmap_zap(k, call->mm, call->cpu, &flush);
+	uint64_t t = engine_now(k->engine) + exit_mmap_zap(call, &flush);
 	if (!flush) {
 		exit_mmap_flushed(k, call, t);
 		return;

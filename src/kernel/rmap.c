@@ -21,9 +21,12 @@
  * always empty again when reclaim_pages() returns; what outlives it is the
  * mm's tlb_flush_batched.  Writing a page out costs no cycles and takes no
  * time (no swap device).
+ * The frames whose last reference the unmaps dropped are freed at the end,
+ * after try_to_unmap_flush(), as shrink_folio_list() frees its folios.
  * Invariant: every page unmapped is covered by a completed flush before @done.
  */
 #include <glib.h>
+#include "tlbsim/kernel/frame_release.h"
 #include "tlbsim/kernel/rmap.h"
 #include "tlbsim/kernel/tlbbatch.h"
 #include "tlbsim/kernel/tlbflush.h"
@@ -56,6 +59,7 @@ struct reclaim {
 	enum reclaim_phase phase;
 	uint64_t tail_work; /* the PTE walk after the last page */
 	struct tlbflush_unmap_batch batch;
+	struct held_frames held; /* the frames freed once the pages are done */
 	struct kcont done;
 };
 
@@ -177,6 +181,8 @@ static void reclaim_run(struct reclaim *r, uint64_t t)
 	}
 	if (try_to_unmap_flush(r, t))
 		return;
+	/* free_unref_folios(): the pages go only now, every flush done. */
+	held_frames_release(k, r->cpu, r->mm, &r->held, t);
 	struct kcont done = r->done;
 	reclaim_free(k, r);
 	kcont_call(k, done, t);
@@ -196,9 +202,11 @@ void reclaim_pages(struct kernel *k, struct cpu *cpu, struct mm *mm, struct vma 
 		work += costs->pte_op;
 		const struct pte *pte = vma_pte(vma, addr);
 		bool dirty = pte->dirty; /* ptep_get_and_clear()'s pte_dirty() */
+		uint32_t held;
 		/* The zero page is on no LRU: folio isolation skips it. */
-		if (pte->zero_page || !mm_zap_pte(mm, vma, addr))
+		if (pte->zero_page || !mm_zap_pte_frame(mm, vma, addr, &held))
 			continue;
+		held_frames_add(k, &r->held, vma->page_size, held);
 		cpu->counters.pages_reclaimed++;
 		r->pages[r->nr_pages++] = (struct reclaim_page){
 		    .addr = addr, .work = work + costs->page_fault, .dirty = dirty};

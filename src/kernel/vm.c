@@ -23,6 +23,7 @@
  * Invariant: every PTE this call changed is committed exactly when it returns.
  */
 #include <glib.h>
+#include "tlbsim/kernel/frame_release.h"
 #include "tlbsim/kernel/rmap.h"
 #include "tlbsim/kernel/rwsem.h"
 #include "tlbsim/kernel/sched.h"
@@ -88,6 +89,7 @@ struct vm_call {
 	uint64_t unmapped_pages; /* lowered from total_vm after the flush */
 	uint64_t freed_start, freed_end; /* PTE pages freed: spans [start, end] (bytes) */
 	uint64_t freed_pages;    /* present PTEs zapped: pages freed after the flush */
+	struct held_frames held; /* their frames, of which it held the last reference */
 	bool freed_tables;
 	bool gathering;          /* counted in mm->tlb_flush_pending until flushed */
 	struct mmu_gather tlb;   /* MADV_PAGEOUT's, flushed after its reclaim */
@@ -428,27 +430,32 @@ static void vm_flushed(struct kernel *k, void *ctx, uint64_t time)
 	 * hugetlb pages never were on the LRU. */
 	if (!call->vma->hugetlb)
 		time += lru_free_pages(k, call->cpu, call->freed_pages, time);
+	held_frames_release(k, call->cpu, call->mm, &call->held, time);
 	/* The last acknowledgement may come from the caller's SMT sibling, a
 	 * shorter transfer than the lookahead. */
 	uint64_t at = kernel_global_time(k, time);
 	engine_schedule(k->engine, at, LANE_GLOBAL, vm_return_event, ctx, at);
 }
 
-/* zap_pte_range(): clear [start, end) of @vma into @tlb, counting the pages
- * it will free into *@freed; returns the cycles. */
-static uint64_t zap_ptes(struct kernel *k, struct mm *mm, struct vma *vma, uint64_t start,
-			 uint64_t end, struct mmu_gather *tlb, uint64_t *freed)
+/* zap_pte_range(): clear [start, end) of @call's VMA into @tlb, counting
+ * the pages it will free into freed_pages and keeping the frames whose last
+ * reference went (a page fork still shares is not freed); returns the cycles. */
+static uint64_t zap_ptes(struct vm_call *call, uint64_t start, uint64_t end,
+			 struct mmu_gather *tlb)
 {
+	struct vma *vma = call->vma;
 	uint64_t size = page_size_bytes(vma->page_size);
 	for (uint64_t addr = start; addr < end; addr += size) {
 		bool zero_page = vma_pte(vma, addr)->zero_page; /* not ours to free */
-		if (mm_zap_pte(mm, vma, addr)) {
+		uint32_t held;
+		if (mm_zap_pte_frame(call->mm, vma, addr, &held)) {
 			tlb_adjust_range(tlb, addr, addr + size);
 			if (!zero_page)
-				(*freed)++;
+				call->freed_pages++;
+			held_frames_add(call->k, &call->held, vma->page_size, held);
 		}
 	}
-	return (end - start) / size * k->machine->topology->costs.pte_op;
+	return (end - start) / size * call->k->machine->topology->costs.pte_op;
 }
 
 /* The range flush_tlb_mm_range() gets: what mmu_gather saw, or (3.x) all of it. */
@@ -465,8 +472,7 @@ static void vm_gathered_range(const struct kernel *k, const struct vm_call *call
 
 static uint64_t vm_munmap_apply(struct vm_call *call, struct mmu_gather *tlb)
 {
-	uint64_t cycles = zap_ptes(call->k, call->mm, call->vma, call->start, call->end, tlb,
-				   &call->freed_pages);
+	uint64_t cycles = zap_ptes(call, call->start, call->end, tlb);
 	uint64_t freed_start = 0, freed_end = 0;
 	if (mm_unmap_vma(call->mm, call->vma, &freed_start, &freed_end) > 0) {
 		/* pte_free_tlb(): each freed table widens the range by a page at
@@ -734,8 +740,7 @@ static void vm_apply_event(void *target, uint64_t unused)
 		mm_vma_relink(call->mm, call->vma, call->cpu->id);
 		break;
 	case VM_DONTNEED:
-		t += zap_ptes(k, call->mm, call->vma, call->start, call->end, &tlb,
-			      &call->freed_pages);
+		t += zap_ptes(call, call->start, call->end, &tlb);
 		break;
 	case VM_PAGEOUT: {
 		struct kcont reclaimed = {.fn = vm_pageout_reclaimed, .ctx = call};

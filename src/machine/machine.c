@@ -143,6 +143,7 @@ struct machine *machine_new(const struct topology *topology, struct engine *engi
 	machine->fabric = fabric_new(engine, topology, deliver, deliver_ctx);
 	machine->nr_cpus = topology_nr_cpus(topology);
 	machine->lookahead = machine_compute_lookahead(topology);
+	machine->frames = frame_table_new();
 	machine->cpus = g_new0(struct cpu, machine->nr_cpus);
 	machine->all_tlbs = g_new0(struct tlb *, (size_t)machine->nr_cpus * topology->nr_tlbs);
 	machine_build_probe_order(machine);
@@ -212,13 +213,27 @@ void machine_free(struct machine *machine)
 	g_free(machine->walker_free);
 	g_free(machine->cpus);
 	fabric_free(machine->fabric);
+	frame_table_free(machine->frames);
 	g_free(machine);
 }
 
-static void machine_record_stale(struct machine *machine, struct cpu *cpu, uint64_t vaddr,
-				 uint32_t entry_gen, const struct pte *pte, uint64_t now)
+/*
+ * A hit on an entry of @vma filled from generation @entry_gen, older than
+ * the PTE's committed change.  Off the hot path: the frame lookup is paid
+ * only here.  A frame handed out again since (to another mm, or to this one
+ * for a later mapping) is a use-after-free, counted apart as stale_reuse; a
+ * frame still held by its zapper, or still mapped by this mapping's other
+ * sharers, is not.
+ */
+__attribute__((noinline, cold)) static void
+machine_record_stale(struct machine *machine, struct cpu *cpu, const struct vma *vma,
+		     uint64_t vaddr, uint32_t entry_gen, uint32_t pfn, const struct pte *pte,
+		     uint64_t now)
 {
+	bool reused = frame_reused_since(vma->mm->frames, vma->page_size, pfn, vma->mm->id,
+					 entry_gen);
 	cpu->counters.stale_hits++;
+	cpu->counters.stale_reuse += reused;
 	if (machine->nr_stale_reports >= MACHINE_STALE_REPORTS)
 		return;
 	machine->stale[machine->nr_stale_reports++] = (struct stale_report){
@@ -227,6 +242,7 @@ static void machine_record_stale(struct machine *machine, struct cpu *cpu, uint6
 		.vaddr = vaddr,
 		.entry_gen = entry_gen,
 		.committed_gen = pte->committed,
+		.reused = reused,
 	};
 }
 
@@ -378,10 +394,10 @@ static uint64_t machine_walk_start(const struct machine *machine, struct cpu *cp
 /* Fill the structures of @probe that missed, the first @nr of @list. */
 static inline void machine_fill_probed(struct cpu *cpu, const struct cpu_probe *list,
 				const struct tlb_probe *probe, unsigned nr, uint16_t asid,
-				uint32_t gen, bool writable)
+				uint32_t gen, uint32_t pfn, bool writable)
 {
 	for (unsigned p = 0; p < nr; p++)
-		tlb_fill_probed(list[p].tlb, &probe[p], asid, cpu->tlb_owner, gen, writable);
+		tlb_fill_probed(list[p].tlb, &probe[p], asid, cpu->tlb_owner, gen, pfn, writable);
 }
 
 enum translate_result machine_translate(struct machine *machine, struct cpu *cpu, uint16_t asid,
@@ -410,10 +426,10 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 		if (write && !writable)
 			return TRANSLATE_FAULT;
 		if (gen < pte->committed) {
-			machine_record_stale(machine, cpu, vaddr, gen, pte, now);
+			machine_record_stale(machine, cpu, vma, vaddr, gen, probe[p].pfn, pte, now);
 			return TRANSLATE_OK;
 		}
-		machine_fill_probed(cpu, list, probe, p, asid, gen, writable);
+		machine_fill_probed(cpu, list, probe, p, asid, gen, probe[p].pfn, writable);
 		/* An entry older than the PTE's last invalidating change maps
 		 * the page it had: the write dirties that, not this PTE. */
 		pte->dirty |= write && gen >= pte->pending;
@@ -433,7 +449,7 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	/* Independent accesses go on once the walk has a walker; the next walk
 	 * waits for one, so walks still bound the rate. */
 	*cycles += (overlap == TRANSLATE_DEPENDENT ? walk_end : walk_start) - now;
-	machine_fill_probed(cpu, list, probe, nr, asid, pte->gen, pte->writable);
+	machine_fill_probed(cpu, list, probe, nr, asid, pte->gen, pte->pfn, pte->writable);
 	pte->dirty |= write;
 	return TRANSLATE_OK;
 }
@@ -445,7 +461,7 @@ void machine_fill(struct cpu *cpu, uint16_t asid, struct vma *vma, uint64_t vadd
 	cpu->counters.page_walks++;
 	for (unsigned p = 0; p < cpu->nr_probe[vma->page_size]; p++)
 		tlb_fill_perm(cpu->probe[vma->page_size][p].tlb, vaddr, vma->page_size, asid,
-			      cpu->tlb_owner, pte->gen, pte->writable);
+			      cpu->tlb_owner, pte->gen, pte->pfn, pte->writable);
 }
 
 void machine_invlpg(struct machine *machine, struct cpu *cpu, uint16_t asid, uint64_t vaddr)

@@ -8,6 +8,9 @@
  * VMA array never changes shape and pointers into it stay valid for the whole
  * run.
  * VMA merging decides only which VMAs share a lock (mm.h, mm_finish_layout()).
+ * A populated PTE gets a frame from the mm's allocator (frame.h), fork's
+ * copy shares its parent's, and a zap drops the reference; freeing a frame
+ * whose last reference went is the zapper's business (after its flush).
  * Invariant: pmd_users[i] == number of mapped VMAs overlapping span i.
  */
 #include <glib.h>
@@ -219,20 +222,47 @@ static uint32_t mm_next_gen(struct mm *mm)
 	return mm->next_gen++;
 }
 
-void mm_populate(struct mm *mm, struct vma *vma, uint64_t addr, bool writable)
+/* The PTE of @addr present with a fresh generation, no frame yet. */
+static struct pte *mm_set_present(struct mm *mm, struct vma *vma, uint64_t addr, bool writable)
 {
 	struct pte *pte = vma_pte(vma, addr);
+	/* A present PTE's frame would lose a reference nobody puts. */
+	g_assert(!(pte->present && pte->pfn && mm->frames));
 	pte->present = true;
 	pte->writable = writable && vma->writable;
 	pte->zero_page = false;
 	pte->dirty = false;
+	pte->pfn = 0;
 	pte->gen = mm_next_gen(mm);
+	return pte;
+}
+
+/* A new frame for @pte of @vma, allocated for its current generation. */
+static void mm_alloc_frame(struct mm *mm, const struct vma *vma, struct pte *pte)
+{
+	if (mm->frames)
+		pte->pfn = frame_alloc(mm->frames, vma->page_size, mm->id, pte->gen);
+}
+
+void mm_populate(struct mm *mm, struct vma *vma, uint64_t addr, bool writable)
+{
+	mm_alloc_frame(mm, vma, mm_set_present(mm, vma, addr, writable));
 }
 
 void mm_map_zero_page(struct mm *mm, struct vma *vma, uint64_t addr)
 {
-	mm_populate(mm, vma, addr, false);
-	vma_pte(vma, addr)->zero_page = true;
+	mm_set_present(mm, vma, addr, false)->zero_page = true;
+}
+
+void mm_copy_pte(struct mm *mm, struct vma *vma, uint64_t addr, const struct pte *src)
+{
+	g_assert(src->present);
+	struct pte *pte = mm_set_present(mm, vma, addr, src->writable);
+	pte->zero_page = src->zero_page;
+	pte->dirty = src->dirty;
+	pte->pfn = src->pfn;
+	if (pte->pfn && mm->frames)
+		frame_get(mm->frames, vma->page_size, pte->pfn, mm->id, pte->gen);
 }
 
 /* A change that makes older translations of @pte wrong (see mm.h). */
@@ -244,17 +274,26 @@ static void mm_invalidating_change(struct mm *mm, struct vma *vma, struct pte *p
 	mm->epoch++;
 }
 
-bool mm_zap_pte(struct mm *mm, struct vma *vma, uint64_t addr)
+bool mm_zap_pte_frame(struct mm *mm, struct vma *vma, uint64_t addr, uint32_t *held)
 {
 	struct pte *pte = vma_pte(vma, addr);
+	*held = 0;
 	if (!pte->present)
 		return false;
+	if (pte->pfn && mm->frames && frame_put(mm->frames, vma->page_size, pte->pfn))
+		*held = pte->pfn;
 	pte->present = false;
 	pte->writable = false;
 	pte->zero_page = false;
 	pte->dirty = false;
 	mm_invalidating_change(mm, vma, pte);
 	return true;
+}
+
+bool mm_zap_pte(struct mm *mm, struct vma *vma, uint64_t addr)
+{
+	uint32_t held;
+	return mm_zap_pte_frame(mm, vma, addr, &held);
 }
 
 void mm_cow_zero_page(struct mm *mm, struct vma *vma, uint64_t addr)
@@ -264,6 +303,7 @@ void mm_cow_zero_page(struct mm *mm, struct vma *vma, uint64_t addr)
 	pte->zero_page = false;
 	pte->writable = true;
 	mm_invalidating_change(mm, vma, pte);
+	mm_alloc_frame(mm, vma, pte);
 }
 
 bool mm_wrprotect_pte(struct mm *mm, struct vma *vma, uint64_t addr)

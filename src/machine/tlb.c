@@ -23,9 +23,9 @@
  * stats.lookups == stats.hits + stats.misses.
  *
  * Layout: one block per set holding its ways' tags, then their LRU stamps,
- * (asid, owner) ids, PTE generations and write permissions, so that a lookup
- * or a fill touches one block (an 8-way set is 200 bytes: the tags are one
- * cache line, the rest two more) and addresses it from one pointer.
+ * (asid, owner) ids, PTE generations, frames and write permissions, so that a
+ * lookup or a fill touches one block (an 8-way set is 232 bytes: the tags are
+ * one cache line, the rest three more) and addresses it from one pointer.
  * Hot path: the set sizes machines have (4 and 8 ways) get their own copy of
  * the lookup and fill code with the way count a constant, so the loops over
  * the ways unroll into compares and conditional moves: which way hits, or is
@@ -40,6 +40,8 @@
 /* tag = TAG_VALID | vpn << 2 | page size; 0 = an invalid way. */
 #define TAG_VALID (UINT64_C(1) << 63)
 #define TAG_SIZE_BITS 2
+/* The frame fits the entry's padding: a copy stays half a cache line. */
+_Static_assert(sizeof(struct tlb_entry) == 32, "struct tlb_entry grew past 32 bytes");
 
 struct tlb {
 	/* Read on every lookup and fill. */
@@ -59,18 +61,19 @@ struct tlb {
 	struct tlb_entry hit;          /* the entry the last lookup returned */
 };
 
-/* A set's block, for @ways ways: five arrays, each indexed by way. */
+/* A set's block, for @ways ways: six arrays, each indexed by way. */
 struct set {
 	uint64_t *tag;
 	uint64_t *lru;
 	uint32_t *id; /* asid << 16 | owner */
 	uint32_t *gen;
+	uint32_t *pfn;
 	bool *writable;
 };
 
 static inline size_t block_bytes(unsigned ways)
 {
-	return ((size_t)ways * (8 + 8 + 4 + 4 + 1) + 7) / 8 * 8;
+	return ((size_t)ways * (8 + 8 + 4 + 4 + 4 + 1) + 7) / 8 * 8;
 }
 
 /* Inlined with a constant @ways, the offsets are constants. */
@@ -81,7 +84,8 @@ static inline struct set set_view(unsigned char *b, unsigned ways)
 	    .lru = (uint64_t *)(b + 8 * (size_t)ways),
 	    .id = (uint32_t *)(b + 16 * (size_t)ways),
 	    .gen = (uint32_t *)(b + 20 * (size_t)ways),
-	    .writable = (bool *)(b + 24 * (size_t)ways),
+	    .pfn = (uint32_t *)(b + 24 * (size_t)ways),
+	    .writable = (bool *)(b + 28 * (size_t)ways),
 	};
 }
 
@@ -269,6 +273,7 @@ static const struct tlb_entry *hit_entry(struct tlb *tlb, const unsigned char *b
 	    .vpn = (tag & ~TAG_VALID) >> TAG_SIZE_BITS,
 	    .lru = tlb->stamp,
 	    .gen = s.gen[w],
+	    .pfn = s.pfn[w],
 	    .asid = (uint16_t)(id >> 16),
 	    .owner = (uint16_t)(id & 0xffff),
 	    .page_size = (uint8_t)(tag & ((1u << TAG_SIZE_BITS) - 1)),
@@ -362,6 +367,7 @@ static inline bool probe_set(struct tlb *tlb, unsigned char *b, unsigned ways, u
 		plru_touch(plru_bits(tlb, b), ways, (unsigned)w);
 	tlb->stats.hits++;
 	probe->gen = s.gen[w];
+	probe->pfn = s.pfn[w];
 	probe->writable = s.writable[w];
 	return true;
 }
@@ -403,7 +409,7 @@ static inline unsigned fill_way(struct set s, unsigned ways, uint64_t tag, uint3
 
 /* Way @w of @s becomes (@tag, @id); @evicts: it held another entry. */
 static inline void fill_entry(struct tlb *tlb, struct set s, unsigned w, uint64_t tag, uint32_t id,
-			      uint32_t gen, bool writable, bool evicts)
+			      uint32_t gen, uint32_t pfn, bool writable, bool evicts)
 {
 	if (evicts)
 		tlb->stats.evictions++;
@@ -411,29 +417,30 @@ static inline void fill_entry(struct tlb *tlb, struct set s, unsigned w, uint64_
 	s.tag[w] = tag;
 	s.id[w] = id;
 	s.gen[w] = gen;
+	s.pfn[w] = pfn;
 	s.writable[w] = writable;
 	s.lru[w] = ++tlb->stamp;
 }
 
 static inline void fill_set(struct tlb *tlb, const unsigned char *b, struct set s, unsigned ways,
-			    uint64_t tag, uint32_t id, uint32_t gen, bool writable)
+			    uint64_t tag, uint32_t id, uint32_t gen, uint32_t pfn, bool writable)
 {
 	bool same;
 	unsigned w = fill_way(s, ways, tag, id, &same);
 
 	if (__builtin_expect(tlb->plru != NULL, 0))
 		w = plru_fill_way(tlb, b, ways, w, !same && s.tag[w]);
-	fill_entry(tlb, s, w, tag, id, gen, writable, s.tag[w] && !same);
+	fill_entry(tlb, s, w, tag, id, gen, pfn, writable, s.tag[w] && !same);
 }
 
 bool tlb_fill(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid, uint16_t owner,
 	      uint32_t gen)
 {
-	return tlb_fill_perm(tlb, vaddr, ps, asid, owner, gen, true);
+	return tlb_fill_perm(tlb, vaddr, ps, asid, owner, gen, 0, true);
 }
 
 bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid,
-		   uint16_t owner, uint32_t gen, bool writable)
+		   uint16_t owner, uint32_t gen, uint32_t pfn, bool writable)
 {
 	if ((unsigned)ps >= NR_PAGE_SIZES || !(tlb->geo.page_sizes & (1u << ps)))
 		return false;
@@ -445,13 +452,13 @@ bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t 
 
 	switch (tlb->ways) {
 	case 4:
-		fill_set(tlb, b, set_view(b, 4), 4, tag, id, gen, writable);
+		fill_set(tlb, b, set_view(b, 4), 4, tag, id, gen, pfn, writable);
 		break;
 	case 8:
-		fill_set(tlb, b, set_view(b, 8), 8, tag, id, gen, writable);
+		fill_set(tlb, b, set_view(b, 8), 8, tag, id, gen, pfn, writable);
 		break;
 	default:
-		fill_set(tlb, b, set_view(b, tlb->ways), tlb->ways, tag, id, gen, writable);
+		fill_set(tlb, b, set_view(b, tlb->ways), tlb->ways, tag, id, gen, pfn, writable);
 		break;
 	}
 	return true;
@@ -463,7 +470,7 @@ bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t 
  * it, only for the victim, as tlb_fill_perm() would choose it.
  */
 void tlb_fill_probed(struct tlb *tlb, const struct tlb_probe *probe, uint16_t asid,
-		     uint16_t owner, uint32_t gen, bool writable)
+		     uint16_t owner, uint32_t gen, uint32_t pfn, bool writable)
 {
 	unsigned char *b = probe->block;
 	struct set s = set_view(b, tlb->ways);
@@ -482,7 +489,7 @@ void tlb_fill_probed(struct tlb *tlb, const struct tlb_probe *probe, uint16_t as
 	}
 	if (__builtin_expect(tlb->plru != NULL, 0))
 		w = plru_fill_way(tlb, b, tlb->ways, w, s.tag[w] != 0);
-	fill_entry(tlb, s, w, probe->tag, make_id(asid, owner), gen, writable, s.tag[w] != 0);
+	fill_entry(tlb, s, w, probe->tag, make_id(asid, owner), gen, pfn, writable, s.tag[w] != 0);
 }
 
 /* ---- invalidation ------------------------------------------------------------ */

@@ -51,6 +51,7 @@ static const size_t access_counters[] = {
 	offsetof(struct counters, tlb_hits),   offsetof(struct counters, tlb_misses),
 	offsetof(struct counters, stlb_hits),  offsetof(struct counters, page_walks),
 	offsetof(struct counters, stale_hits), offsetof(struct counters, walk_wait_cycles),
+	offsetof(struct counters, stale_reuse),
 };
 
 static bool is_access_counter(unsigned index)

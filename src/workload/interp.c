@@ -430,8 +430,10 @@ struct interp *interp_new(struct kernel *k, const struct workload *workload, con
 	ip->run_ahead = run_ahead;
 	ip->nr_mms = workload->nr_mms;
 	ip->mms = g_new0(struct mm *, ip->nr_mms);
-	for (unsigned m = 0; m < ip->nr_mms; m++)
+	for (unsigned m = 0; m < ip->nr_mms; m++) {
 		ip->mms[m] = mm_new(m + 1, k->machine->nr_cpus);
+		ip->mms[m]->frames = k->machine->frames;
+	}
 	ip->flags = g_new0(int64_t, workload->nr_flags + 1);
 	ip->flag_waiters = g_new0(GPtrArray *, workload->nr_flags + 1);
 	for (unsigned f = 0; f < workload->nr_flags; f++)

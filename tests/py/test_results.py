@@ -68,6 +68,8 @@ def expect_shipped_row(test, argv, shipped, what, regenerate):
     for col, value in got.items():
         if col == "tlbsim_version":  # names the commit: changes with every one
             continue
+        test.assertTrue(col in shipped, f"{what}: column {col} is new, the shipped file has "
+                      f"none: regenerate with {regenerate}")
         test.assertEqual(value, shipped[col], f"{what}: column {col} is {value}, the shipped "
                          f"row says {shipped[col]}: regenerate with {regenerate}")
 

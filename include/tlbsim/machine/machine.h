@@ -79,6 +79,7 @@ struct stale_report {
 	uint32_t entry_gen;
 	uint32_t committed_gen;
 	bool freed_table; /* a cached PDE pointing at a freed PTE page, at vaddr's span */
+	bool reused;      /* the entry's frame was handed out again (stale_reuse) */
 };
 
 /*
@@ -106,6 +107,8 @@ struct machine {
 	struct cache **all_caches;
 	unsigned line_shift; /* log2(topology->cache_line_bytes) */
 	uint64_t *walker_free; /* page_walkers per core, cores in core_id order */
+	/* Physical frames (frame.h), owned; every mm of the run borrows it. */
+	struct frames *frames;
 	unsigned nr_stale_reports; /* recorded, at most MACHINE_STALE_REPORTS */
 	struct stale_report stale[MACHINE_STALE_REPORTS];
 };
@@ -138,7 +141,8 @@ enum translate_overlap {
  * Probes level-1 then level-2 structures for the VMA's page size, walks the page
  * table on a miss and fills.  Adds the translation cycles to *@cycles.  A hit on
  * an entry older than a committed PTE change counts (and logs) a stale hit and
- * still succeeds, as the hardware would.  A write through a translation of
+ * still succeeds, as the hardware would; if the frame it maps has been handed
+ * out again since (frame_reused_since()), a stale_reuse too.  A write through a translation of
  * the PTE as it is sets its dirty bit (one older than its last zap or
  * downgrade writes a page the PTE no longer maps).
  */

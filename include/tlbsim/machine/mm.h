@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "tlbsim/machine/fabric.h"
+#include "tlbsim/machine/frame.h"
 #include "tlbsim/machine/rwsem_types.h"
 #include "tlbsim/util/types.h"
 
@@ -24,6 +25,9 @@ struct pte {
 	uint32_t gen;
 	uint32_t pending;
 	uint32_t committed;
+	/* The frame it maps (frame.h), kept after a zap: the last one it
+	 * mapped.  0: none (the zero page, or an mm without frames). */
+	uint32_t pfn;
 	bool present;
 	bool writable;
 	bool zero_page; /* maps the shared zero page: read-only, never on the LRU */
@@ -72,6 +76,9 @@ struct vma {
 struct mm {
 	unsigned id;
 	unsigned nr_cpus;
+	/* The machine's frame allocator, borrowed (set by whoever creates the
+	 * mm; fork_mm_new() copies it); NULL: no frames tracked. */
+	struct frames *frames;
 	uint64_t *cpumask;     /* mm_cpumask bitmap, nr_cpus bits */
 	/* The bitmap's cache line (one line: <= 512 CPUs modelled as one). */
 	struct cacheline cpumask_line;
@@ -155,19 +162,33 @@ static inline uint64_t vma_pages(const struct vma *vma)
 	return (vma->end - vma->start) >> page_size_shift(vma->page_size);
 }
 
-/* Populate one PTE (fault-in) with a fresh generation. */
+/* Populate one PTE (fault-in) with a fresh generation and a new frame. */
 void mm_populate(struct mm *mm, struct vma *vma, uint64_t addr, bool writable);
-/* Map the shared zero page read-only at @addr (a read fault, do_anonymous_page()). */
+/* Map the shared zero page read-only at @addr (a read fault, do_anonymous_page()):
+ * no frame of its own. */
 void mm_map_zero_page(struct mm *mm, struct vma *vma, uint64_t addr);
 /* Replace the zero page at @addr by a new writable page (wp_page_copy()): older
  * translations are now wrong, as after a zap. */
 void mm_cow_zero_page(struct mm *mm, struct vma *vma, uint64_t addr);
+/*
+ * fork's copy of present @src into the not-present PTE of @addr in @vma
+ * (copy_present_pte()): a fresh generation, @src's permission (as far as
+ * @vma allows), zero-page and dirty bits, and @src's frame, shared.
+ */
+void mm_copy_pte(struct mm *mm, struct vma *vma, uint64_t addr, const struct pte *src);
 
 /*
  * Clear the PTE of @addr (zap).  Returns true if it was present, i.e. a TLB
- * may hold it and mmu_gather must cover it.
+ * may hold it and mmu_gather must cover it.  Its frame loses the reference;
+ * mm_zap_pte_frame() says whether that left it HELD.
  */
 bool mm_zap_pte(struct mm *mm, struct vma *vma, uint64_t addr);
+/*
+ * mm_zap_pte(), and *@held = the frame the zap dropped the last reference
+ * of (HELD: the caller frees it with frame_release() once its flush is
+ * done), or 0.
+ */
+bool mm_zap_pte_frame(struct mm *mm, struct vma *vma, uint64_t addr, uint32_t *held);
 /* Write-protect a present PTE; true if it was writable (a flush is needed). */
 bool mm_wrprotect_pte(struct mm *mm, struct vma *vma, uint64_t addr);
 /* The change to this PTE is now globally visible: stale entries become bugs. */

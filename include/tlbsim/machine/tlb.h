@@ -4,8 +4,10 @@
  * One set-associative TLB structure (an L1 DTLB, an STLB, ...) with true LRU
  * or tree pseudo-LRU replacement inside each set.  Entries are tagged with an ASID (x86 PCID, arm64
  * ASID; 0 when the kernel uses none), the page size, the logical CPU that filled
- * the entry (@owner) and the generation of the page-table entry it was filled
- * from, so that a later access can tell a stale translation from a current one.
+ * the entry (@owner), the generation of the page-table entry it was filled
+ * from, so that a later access can tell a stale translation from a current one,
+ * and the frame that entry mapped, so that a stale one can be told to reach a
+ * frame handed out again.
  *
  * @owner exists for SMT: Intel's SDM says a shared DTLB tags each entry with the
  * logical processor that created it and an invalidation is only guaranteed to
@@ -40,6 +42,7 @@ struct tlb_entry {
 	uint64_t vpn;  /* virtual address >> page_size_shift(page_size) */
 	uint64_t lru;  /* stamp of the last fill or hit; larger = more recent */
 	uint32_t gen;  /* generation of the PTE this was filled from */
+	uint32_t pfn;  /* the frame it maps (frame.h; 0: none) */
 	uint16_t asid;
 	uint16_t owner;
 	uint8_t page_size; /* enum page_size */
@@ -86,10 +89,10 @@ const struct tlb_entry *tlb_lookup_size(struct tlb *tlb, uint64_t vaddr, enum pa
  */
 bool tlb_fill(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid, uint16_t owner,
 	      uint32_t gen);
-/* The same with the PTE's write permission (tlb_fill() fills writable
- * entries); a write through a read-only entry faults. */
+/* The same with the PTE's frame and write permission (tlb_fill() fills
+ * writable entries of frame 0); a write through a read-only entry faults. */
 bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid,
-		   uint16_t owner, uint32_t gen, bool writable);
+		   uint16_t owner, uint32_t gen, uint32_t pfn, bool writable);
 
 /*
  * The hot path's lookup and fill in two steps: tlb_probe() looks up the
@@ -104,13 +107,14 @@ struct tlb_probe {
 	unsigned char *block; /* the set (miss) */
 	uint64_t tag;         /* the entry's tag (miss) */
 	uint32_t gen;         /* the entry's PTE generation (hit) */
+	uint32_t pfn;         /* the entry's frame (hit) */
 	bool writable;        /* the entry's permission (hit) */
 };
 bool tlb_probe(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid, uint16_t owner,
 	       struct tlb_probe *probe);
 /* tlb_fill_perm() after tlb_probe() missed for the same owner. */
 void tlb_fill_probed(struct tlb *tlb, const struct tlb_probe *probe, uint16_t asid,
-		     uint16_t owner, uint32_t gen, bool writable);
+		     uint16_t owner, uint32_t gen, uint32_t pfn, bool writable);
 
 /* INVLPG: drop every entry of @asid, any size, whose page contains @vaddr. */
 unsigned tlb_flush_one(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner);
