@@ -148,8 +148,10 @@ Test(e2e_beyond_workloads, latr_micro_one_socket_haswell)
 Test(e2e_beyond_workloads, latr_micro_lazier_tlb_skips_idle_reference_cpus)
 {
 	struct beyond_run lazier, strict;
-	BEYOND_RUN(&lazier, "ivybridge-ep-2s", "latr-micro", "linux-6.1", "workload.iterations=100");
-	BEYOND_RUN(&strict, "ivybridge-ep-2s", "latr-micro", "linux-4.5", "workload.iterations=100");
+	BEYOND_RUN(&lazier, "ivybridge-ep-2s", "latr-micro", "linux-6.1",
+		   "workload.iterations=100");
+	BEYOND_RUN(&strict, "ivybridge-ep-2s", "latr-micro", "linux-4.5",
+		   "workload.iterations=100");
 	cr_expect_eq(run_u64(&lazier, "op_count"), 100);
 	cr_expect_eq(run_u64(&lazier, "ipis_sent"), 0);
 	cr_expect_eq(run_u64(&lazier, "nr_tlb_local_flush_all"), 0,
@@ -204,7 +206,8 @@ Test(e2e_beyond_workloads, apache_churn_munmaps_and_targets)
 		cr_expect_eq(run_u64(&b, "op_count"), 16 * 20, "%s", machines[m]);
 		uint64_t flushes = run_u64(&b, "nr_tlb_remote_flush");
 		cr_expect_gt(flushes, 0, "%s", machines[m]);
-		cr_expect_leq(flushes, 16 * 20, "%s: at most one shootdown per munmap", machines[m]);
+		cr_expect_leq(flushes, 16 * 20, "%s: at most one shootdown per munmap",
+			      machines[m]);
 		cr_expect_eq(run_u64(&b, "page_faults"), 16 * 20 * 4,
 			     "%s: every request reads 4 new pages", machines[m]);
 		expect_ipis_only_where_the_mm_ran(&b);

@@ -27,7 +27,8 @@ static char *reader_case(const char *calls)
 		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
 		"  {\"name\": \"reader\", \"cpu\": 1, \"program\": ["
 		"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
-		"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\", \"pages\": 1,"
+		"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\","
+		"     \"pages\": 1,"
 		"     \"while_flag\": \"run\", \"write\": 0, \"cycles\": 10}]}]}",
 		calls);
 }
@@ -35,7 +36,7 @@ static char *reader_case(const char *calls)
 #define DONTNEED_THEN_WRITE                                                                    \
 	"{\"op\": \"madvise\", \"region\": \"victim\", \"advice\": \"dontneed\"},"            \
 	"{\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\", \"pages\": 1," \
-	" \"write\": 1, \"cycles\": 10}"
+	" \"rounds\": 1, \"write\": 1, \"cycles\": 10}"
 
 /*
  * The released code (frames freed at once): no IPI; cpu 1 keeps its entry
@@ -131,10 +132,12 @@ Test(latr, a_context_switch_sweeps)
 		"    {\"op\": \"compute\", \"cycles\": 100000}]},"
 		"  {\"name\": \"reader\", \"cpu\": 1, \"program\": ["
 		"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
-		"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\", \"pages\": 1,"
+		"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\","
+		"     \"pages\": 1,"
 		"     \"while_flag\": \"run\", \"write\": 0, \"cycles\": 10},"
 		"    {\"op\": \"wait_flag\", \"flag\": \"go\", \"value\": 1},"
-		"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\", \"pages\": 1,"
+		"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\","
+		"     \"pages\": 1,"
 		"     \"rounds\": 1000, \"write\": 0, \"cycles\": 10}]}]}";
 	struct support_run r = support_run("tiny-2cpu.json", "latr-released", NULL, w);
 	cr_assert_lt(r.result->sim_cycles, 1000000, "no tick falls inside the run");
@@ -143,5 +146,4 @@ Test(latr, a_context_switch_sweeps)
 	cr_assert_eq(r.result->total.stale_hits, 0);
 	cr_assert_eq(r.result->total.ipis_sent, 0);
 	support_run_free(&r);
-	g_free(w);
 }

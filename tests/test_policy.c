@@ -515,8 +515,8 @@ Test(policy_frame, latr_presets)
 Test(policy_frame, axes_must_fit_together)
 {
 	expect_with_error("\"flush_transport\": \"lat\"",
-			  "t.json: $.flush_transport: expected one of \"ipi\", \"latr\", got \"lat\" "
-			  "(did you mean \"latr\"?)");
+			  "t.json: $.flush_transport: expected one of \"ipi\", \"latr\", got "
+			  "\"lat\" (did you mean \"latr\"?)");
 	expect_with_error("\"flush_transport\": \"latr\"",
 			  "t.json: $.flush_disturbance: expected \"tick_sweep\" with "
 			  "flush_transport \"latr\"");

@@ -141,7 +141,8 @@ static const char *const presets[] = {
 
 static const char *const machines[] = {
 	"amd-milan-36c",     "arm64-n1",	"haswell-i5-4350u", "haswell-i7",
-	"haswell-i7-smt-thread", "ivybridge-ep-2s", "ivybridge-ex-8s", "ivybridge-i3-3240", "ivybridge-i7-3770",
+	"haswell-i7-smt-thread", "ivybridge-ep-2s", "ivybridge-ex-8s", "ivybridge-i3-3240",
+	"ivybridge-i7-3770",
 	"nehalem-ep-2s",     "qemu-riscv-virt", "qemu-x86-16",	   "qemu-x86-4",
 	"qemu-x86-8",	     "sifive-unmatched", "skylake-sp-2s-48",
 	"synthetic-1024",    "th1520",
@@ -201,6 +202,10 @@ ParameterizedTest(struct name *preset, presets, every_workload_without_stale_tra
 	const char *const *policy = (const char *const[]){preset->s};
 	char **workloads = inputs_list(INPUT_WORKLOAD);
 	unsigned runs = 0, machines_run = 0;
+	struct policy *p = support_policy(*policy);
+	bool synchronous = p->completion == FLUSH_COMPLETION_REMOTE_DONE;
+	bool gated = p->release_gate == RELEASE_LAZY_EPOCH;
+	policy_free(p);
 	for (const char *const *m = machines_for(*policy); *m; m++) {
 		if (support_small() && m != machines_for(*policy))
 			break;
@@ -212,8 +217,15 @@ ParameterizedTest(struct name *preset, presets, every_workload_without_stale_tra
 			bool fits;
 			struct sim_result *r = run(topology, *w, *policy, &fits);
 			cr_assert(fits, "%s is for %s's architecture", *policy, *m);
-			cr_expect_eq(r->total.stale_hits, 0, "%s / %s / %s: %lu", *policy, *m, *w,
-				     (unsigned long)r->total.stale_hits);
+			/* A lazy mechanism's stale hits are its design; the frames
+			 * they reach must still be held, if its gate holds them
+			 * (latr-released's do not: test_latr shows it). */
+			if (synchronous)
+				cr_expect_eq(r->total.stale_hits, 0, "%s / %s / %s: %lu", *policy,
+					     *m, *w, (unsigned long)r->total.stale_hits);
+			if (synchronous || gated)
+				cr_expect_eq(r->total.stale_reuse, 0, "%s / %s / %s", *policy, *m,
+					     *w);
 			cr_expect_eq(r->total.stale_pwc, 0, "%s / %s / %s", *policy, *m, *w);
 			runs++;
 			sim_result_free(r);

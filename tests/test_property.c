@@ -314,7 +314,8 @@ static char *gen_policy(struct gen *g, struct gen_case *c, bool short_slices)
 {
 	static const char *const presets[] = {
 		"linux-4.5",  "linux-3.11", "linux-4.5-smt-dedup", "linux-3.6", "linux-4.19",
-		"linux-4.20", "linux-6.8",  "linux-6.14",	   "linux-6.15",
+		"linux-4.20", "linux-6.8",  "linux-6.14",	   "linux-6.15", "latr",
+		"latr-released",
 	};
 	c->policy_name = presets[rng_below(&g->rng, G_N_ELEMENTS(presets))];
 	char *path = g_strdup_printf(TLBSIM_SOURCE_DIR "/policies/%s.json", c->policy_name);
@@ -939,10 +940,13 @@ static void check_counters(GString *p, const char *who, const struct counters *c
 			who, c->page_walks, c->tlb_misses, c->page_faults);
 	/* Invariant 3: each flush_tlb_func() run is a csd that came with its own
 	 * IPI to that CPU (several csds may share a handler pass, never the
-	 * reverse), so this holds per CPU, not just in total. */
-	if (c->nr_tlb_remote_flush_received > c->ipis_received)
-		problem(p, "%s: nr_tlb_remote_flush_received %" PRIu64 " > ipis_received %" PRIu64,
-			who, c->nr_tlb_remote_flush_received, c->ipis_received);
+	 * reverse), or a LATR state the CPU swept, so this holds per CPU, not
+	 * just in total. */
+	if (c->nr_tlb_remote_flush_received > c->ipis_received + c->latr_states_flushed)
+		problem(p, "%s: nr_tlb_remote_flush_received %" PRIu64 " > ipis_received %" PRIu64
+			   " + latr_states_flushed %" PRIu64,
+			who, c->nr_tlb_remote_flush_received, c->ipis_received,
+			c->latr_states_flushed);
 	/* tlb:tlb_flush by reason: every event has one reason; the _full of a
 	 * reason are some of its events. */
 	uint64_t reasons = c->tlb_flush_task_switch + c->tlb_remote_shootdown +
@@ -1035,11 +1039,22 @@ static void compare_results(GString *p, const char *what, const struct sim_resul
 			" cycles)", what, histogram_max(a->op_cycles), histogram_max(b->op_cycles));
 }
 
-/* Invariant 5: is the policy correct on this machine? */
+/* Invariant 5: is the policy correct on this machine?  LATR's stale hits
+ * are its design (until the next tick or switch sweeps them). */
 static bool stale_allowed(const struct gen_case *c)
 {
-	return strcmp(c->policy_name, "linux-4.5-smt-dedup") == 0 && c->smt_thread &&
-	       c->threads_per_core > 1;
+	return (strcmp(c->policy_name, "linux-4.5-smt-dedup") == 0 && c->smt_thread &&
+		c->threads_per_core > 1) ||
+	       g_str_has_prefix(c->policy_name, "latr");
+}
+
+/* ... and a frame reached through a stale entry after it went back to the
+ * allocator: only latr-released (the code's default, frames freed at once)
+ * may, and the SMT de-dup case above. */
+static bool reuse_allowed(const struct gen_case *c)
+{
+	return strcmp(c->policy_name, "latr-released") == 0 ||
+	       (stale_allowed(c) && !g_str_has_prefix(c->policy_name, "latr"));
 }
 
 static void write_reproducer(const struct gen_case *c, char *paths[3])
@@ -1094,12 +1109,16 @@ static void run_case(uint64_t seed, struct prop_stats *stats)
 				problem(p, "%" PRIu64 " stale hits under %s (first on cpu %u at vaddr"
 					   " %#" PRIx64 ")", ahead->total.stale_hits, c.policy_name,
 					ahead->stale[0].cpu, ahead->stale[0].vaddr);
+			if (!reuse_allowed(&c) && ahead->total.stale_reuse)
+				problem(p, "%" PRIu64 " stale hits on reused frames under %s",
+					ahead->total.stale_reuse, c.policy_name);
 			stats->cases++;
 			stats->with_ipis += ahead->total.ipis_sent > 0;
 			stats->with_faults += ahead->total.page_faults > 0;
 			stats->with_remaps += strstr(c.workload, "\"op\": \"mmap\"") != NULL;
-			stats->dedup_thread += allowed;
-			stats->dedup_thread_stale += allowed && ahead->total.stale_hits > 0;
+			bool dedup = allowed && !g_str_has_prefix(c.policy_name, "latr");
+			stats->dedup_thread += dedup;
+			stats->dedup_thread_stale += dedup && ahead->total.stale_hits > 0;
 			stats->accesses += ahead->total.accesses;
 		}
 		sim_result_free(ahead);

@@ -77,8 +77,9 @@ static int run_sweep(const struct options *o, const struct sweep_grid *grid)
 		code = error ? cli_exit_code(error) : EXIT_INPUT;
 		g_clear_error(&error);
 	} else if (stats.stale_runs) {
-		g_printerr("tlbsim sweep: stale TLB hits in %zu of %zu runs (the first: run %zu); see "
-			   "the stale_hits column\n",
+		g_printerr("tlbsim sweep: stale TLB hits its policy does not allow in %zu of %zu "
+			   "runs (the first: run %zu); see the stale_hits, stale_reuse and "
+			   "stale_pwc columns\n",
 			   stats.stale_runs, sweep_grid_size(grid), stats.first_stale + 1);
 		if (o->strict)
 			code = EXIT_STALE;

@@ -256,7 +256,8 @@ void options_add_common(GOptionContext *context, struct options *o)
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet,
 		 "No summary line (sweep: no progress bar) on stderr", NULL},
 		{"strict", 0, 0, G_OPTION_ARG_NONE, &o->strict,
-		 "Exit with 3 if any stale TLB hit (one on a reused frame included) or stale PDE",
+		 "Exit with 3 on a stale hit on a reused frame or a stale PDE, or on any stale "
+		 "hit under a policy that waits for every remote flush",
 		 NULL},
 		{"host-time", 0, 0, G_OPTION_ARG_NONE, &o->host_time,
 		 "Fill host_seconds (makes the CSV host-dependent)", NULL},

@@ -323,6 +323,12 @@ static const column_fn column_fns[] = {REPORT_COLUMNS(COLUMN_FN)};
 static const char *const column_names[] = {REPORT_COLUMNS(COLUMN_NAME) NULL};
 #undef COLUMN_NAME
 
+bool report_stale_violation(const struct policy *policy, const struct sim_result *r)
+{
+	bool promises_none = policy->completion == FLUSH_COMPLETION_REMOTE_DONE;
+	return r->total.stale_reuse || r->total.stale_pwc || (promises_none && r->total.stale_hits);
+}
+
 const char *const *report_columns(void)
 {
 	return column_names;

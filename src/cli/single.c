@@ -292,8 +292,7 @@ int single_run(const struct options *o, const struct labels *labels,
 			g_printerr("%s", block->str);
 			g_string_free(block, TRUE);
 		}
-		if (o->strict && (result->total.stale_hits || result->total.stale_reuse ||
-				  result->total.stale_pwc))
+		if (o->strict && report_stale_violation(inputs.policy, result))
 			code = EXIT_STALE;
 	}
 	sim_result_free(result);

@@ -654,7 +654,7 @@ static void sweep_simulate(struct sweep_state *s, struct sweep_job *job)
 	};
 	job->row = g_string_new(NULL);
 	report_csv_row(job->row, &meta, result);
-	job->stale = result->total.stale_hits != 0;
+	job->stale = report_stale_violation(job->inputs.policy, result);
 	sim_result_free(result);
 }
 

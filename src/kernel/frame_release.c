@@ -34,10 +34,13 @@ void held_frames_add(struct kernel *k, struct held_frames *held, enum page_size 
 void release_frames(struct kernel *k, struct cpu *cpu, struct mm *mm, enum page_size ps,
 		    const uint32_t *pfns, uint32_t nr, uint64_t time)
 {
-	/* The release gate's inputs: Linux needs none of them. */
-	(void)k;
-	(void)cpu;
 	(void)time;
+	/* The release gate: a lazy epoch keeps them until every CPU has swept
+	 * the flush that covers them (policy.h). */
+	const struct flush_transport_ops *transport = k->policy->transport;
+	if (k->policy->release_gate == RELEASE_LAZY_EPOCH && transport->hold_frames &&
+	    transport->hold_frames(k, cpu, mm, pfns, nr, ps))
+		return;
 	for (uint32_t i = 0; i < nr; i++)
 		frame_release(mm->frames, ps, pfns[i]);
 }

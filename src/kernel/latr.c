@@ -26,15 +26,9 @@
 #include <string.h>
 #include <glib.h>
 #include "tlbsim/kernel/shootdown.h"
+#include "tlbsim/machine/frame.h"
 #include "tlbsim/kernel/smp.h"
 #include "tlbsim/kernel/sched.h"
-
-/* MERGE-FIXME: the frames helper's release function */
-static void release_frames_at(struct kernel *k, enum page_size ps, const uint32_t *pfns,
-			      unsigned n, uint64_t t)
-{
-	(void)k, (void)ps, (void)pfns, (void)n, (void)t;
-}
 
 struct latr_state {
 	struct flush_tlb_info info; /* the request, as flush_tlb_func() reads it */
@@ -80,10 +74,11 @@ static void latr_boot(struct kernel *k)
 		ring->line = CACHELINE_INIT;
 		ring->line.writer = (int)c;
 		for (unsigned i = 0; i < l->size; i++) {
-			ring->states[i].mask = g_new0(uint64_t, l->words);
-			ring->states[i].line = CACHELINE_INIT;
+			struct latr_state *state = &ring->states[i];
+			state->mask = g_new0(uint64_t, l->words);
+			state->line = CACHELINE_INIT;
 			for (unsigned ps = 0; ps < NR_PAGE_SIZES; ps++)
-				ring->states[i].held[ps] = g_array_new(false, false, sizeof(uint32_t));
+				state->held[ps] = g_array_new(false, false, sizeof(uint32_t));
 		}
 	}
 	l->seen = g_new0(uint32_t, (size_t)n * n);
@@ -141,15 +136,14 @@ static bool native_flush_save_state(struct latr *l, struct cpu *cpu, const unsig
 }
 
 /* The frames a lazy epoch held come back once the last CPU has swept the
- * state: an effect on every CPU's allocations, so no sooner than the
- * lookahead. */
-static void latr_release_held(struct latr *l, struct latr_state *state, uint64_t time)
+ * state (the paper's lazy list, freed when every mask bit is clear). */
+static void latr_release_held(struct latr_state *state)
 {
+	struct frames *frames = state->info.mm->frames;
 	for (unsigned ps = 0; ps < NR_PAGE_SIZES; ps++) {
 		GArray *held = state->held[ps];
-		if (held->len)
-			release_frames_at(l->k, (enum page_size)ps, (const uint32_t *)held->data,
-					  held->len, kernel_global_time(l->k, time));
+		for (unsigned i = 0; i < held->len; i++)
+			frame_release(frames, (enum page_size)ps, g_array_index(held, uint32_t, i));
 		g_array_set_size(held, 0);
 	}
 }
@@ -160,7 +154,7 @@ static uint64_t latr_retire(struct latr *l, struct cpu *cpu, struct latr_ring *r
 			    struct latr_state *state, uint64_t t)
 {
 	state->valid = false;
-	latr_release_held(l, state, t);
+	latr_release_held(state);
 	if (ring_slot(l, ring, ring->start) != state)
 		return t;
 	while (ring->start != ring->end && !ring_slot(l, ring, ring->start)->valid)

@@ -425,7 +425,8 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 				 policy->arch->name);
 		goto out_free_policy;
 	}
-	if (!policy_check_applies(&root, policy, error) || !policy_check_frame(&root, policy, error))
+	if (!policy_check_applies(&root, policy, error) ||
+	    !policy_check_frame(&root, policy, error))
 		goto out_free_policy;
 	policy->single_page_flush_ceiling = (unsigned)ceiling;
 	policy->munmap_flush_range = (enum munmap_flush_range)munmap_range;

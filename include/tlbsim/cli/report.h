@@ -30,6 +30,15 @@ struct report_meta {
 void report_csv_field(GString *out, const char *s);
 void report_csv_header(GString *out, const char *const *label_names);
 void report_csv_row(GString *out, const struct report_meta *meta, const struct sim_result *r);
+
+/*
+ * Did the run break what @policy promises (--strict)?  A frame reached again
+ * through a stale entry (stale_reuse) or a PDE cached into a freed table
+ * (stale_pwc) always; any stale hit where the initiator waits for every
+ * remote flush (flush_completion "remote_flush_done": Linux).  A lazy
+ * mechanism's stale hits on frames it still holds are its design (LATR).
+ */
+bool report_stale_violation(const struct policy *policy, const struct sim_result *r);
 /*
  * The columns that tie the per-CPU CSV and the time series to the run's row:
  * the labels (@label_names, as report_csv_header() takes them), topology,

@@ -27,7 +27,9 @@ void held_frames_add(struct kernel *k, struct held_frames *held, enum page_size 
 /*
  * release_frames() - @cpu frees @nr HELD frames of size @ps that its call
  * zapped in @mm, at @time, its flush done: each goes back to the allocator
- * (FREE, the next to be allocated).  Linux: at once.
+ * (FREE, the next to be allocated).  Linux: at once (release_gate
+ * "after_completion"); "lazy_epoch": once the lazy transport says every CPU
+ * has applied the flush.
  */
 void release_frames(struct kernel *k, struct cpu *cpu, struct mm *mm, enum page_size ps,
 		    const uint32_t *pfns, uint32_t nr, uint64_t time);

@@ -141,7 +141,7 @@ struct flush_transport_ops {
 
 enum flush_completion {
 	FLUSH_COMPLETION_REMOTE_DONE, /* every target has flushed (csd unlocked after the flush) */
-	FLUSH_COMPLETION_NONE,        /* nothing: the initiator goes on once the request is posted */
+	FLUSH_COMPLETION_NONE,        /* nothing: the initiator goes on once sent or posted */
 };
 
 enum release_gate {

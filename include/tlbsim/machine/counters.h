@@ -45,7 +45,7 @@
 	X(walk_load_cycles)              /* what they added to page_walk (beyond resident_cycles) */\
 	X(page_faults)                   /* not-present PTE on access */                           \
 	X(stale_hits)                    /* hits on an entry older than a completed PTE change */  \
-	X(stale_reuse)                   /* of those, on a frame allocated again since the fill */  \
+	X(stale_reuse)                   /* of those, on a frame allocated again since the fill */ \
 	X(stale_pwc)                     /* cached PDEs left pointing at a freed PTE page */        \
 	X(stale_entries)                 /* entries older than a PTE change when it returned */   \
 	X(nr_tlb_remote_flush)           /* vmstat: shootdown requests sent (one per call) */      \
