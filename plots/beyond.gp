@@ -1,8 +1,9 @@
 # The mechanisms beyond Linux, from plots/beyond.py: per machine and workload,
 # each mechanism's initiator ns per op (the workload's op: munmap, madvise,
 # mprotect) relative to linux-4.5's, as grouped bars.
-# Variables (gnuplot -e): data (whitespace-separated, a header line: case and
-# one column per mechanism), out (output path without the extension).
+# Variables (gnuplot -e): n (the number of mechanisms), data (whitespace-
+# separated, a header line: case and one column per mechanism), out (output
+# path without the extension).
 # Writes out.png (pngcairo, or png without cairo) and out.svg.
 set style data histograms
 set style histogram clustered gap 1
@@ -27,5 +28,5 @@ do for [fmt in "png svg"] {
 		set terminal svg size 1400,600 noenhanced dynamic font ",10"
 	}
 	set output out . "." . fmt
-	plot for [i=2:5] data using i:xtic(1) title columnheader(i)
+	plot for [i=2:n+1] data using i:xtic(1) title columnheader(i)
 }

@@ -29,7 +29,7 @@ DOC = os.path.join(ROOT, "docs", "beyond.md")
 IMG = os.path.join(ROOT, "docs", "img", "beyond")
 
 # The Linux era LATR patched (4.10: linux-4.5's choices), a current kernel, and the mechanisms.
-MECHANISMS = ["linux-4.5", "linux-6.8", "latr", "latr-released"]
+MECHANISMS = ["linux-4.5", "linux-6.8", "latr", "latr-released", "early-ack"]
 
 # Machine -> the --set values that place the workloads' pinned threads on it (their machine_cores
 # param is the machine's cores per socket; one socket where it has one).
@@ -73,12 +73,15 @@ def grid():
     # RFC v1 [E2]: MADV_DONTNEED + touch of one page on Haswell, 1, 2, 4 threads, without and
     # with the concurrent local flush, on the kernel it was posted against (5.2: linux-4.20's
     # lazier TLB).
+    # RFC v2 [E3] (concurrent flush and early ack; its figures are withheld): the early-ack
+    # preset on the same runs.
     for t in (1, 2, 4):
-        for conc in ("false", "true"):
+        for conc in ("false", "true", "early-ack"):
+            policy = ["-p", "early-ack"] if conc == "early-ack" else [
+                "-p", "linux-4.20", "--set", f"policy.concurrent_local_flush={conc}"]
             runs.append((("rfc-v1", "haswell-i7", f"threads={t}", conc),
-                         ["-T", "haswell-i7", "-w", "madv-dontneed-touch", "-p", "linux-4.20",
-                          "--set", f"workload.threads={t}", "--set", "workload.iterations=500",
-                          "--set", f"policy.concurrent_local_flush={conc}"]))
+                         ["-T", "haswell-i7", "-w", "madv-dontneed-touch"] + policy +
+                         ["--set", f"workload.threads={t}", "--set", "workload.iterations=500"]))
     return runs
 
 
@@ -161,16 +164,18 @@ RFC_V1 = {1: (661, 663), 2: (1436, 1225), 4: (1571, 1421)}
 def rfc_table(results):
     by = {(k[2], k[3]): r for k, r in results if k[0] == "rfc-v1"}
     lines = ["| threads | published ns/iteration (before → after) | tlbsim (before → after) "
-             "| level error (before, after) | published change | tlbsim change |",
-             "|---:|---:|---:|---:|---:|---:|"]
+             "| level error (before, after) | published change | tlbsim change "
+             "| RFC v2, early ack (withheld): tlbsim |",
+             "|---:|---:|---:|---:|---:|---:|---:|"]
     for t, (pub_b, pub_a) in RFC_V1.items():
         # The benchmark's iteration is one madvise and one touch: the phase per call.
         it = {c: num(by[(f"threads={t}", c)], "phase_ns") /
-              num(by[(f"threads={t}", c)], "op_count") for c in ("false", "true")}
-        b, a = it["false"], it["true"]
+              num(by[(f"threads={t}", c)], "op_count") for c in ("false", "true", "early-ack")}
+        b, a, v2 = it["false"], it["true"], it["early-ack"]
         lines.append(f"| {t} | {pub_b} → {pub_a} | {b:,.0f} → {a:,.0f} "
                      f"| {pct(b, pub_b):+.0f}%, {pct(a, pub_a):+.0f}% "
-                     f"| {pct(pub_a, pub_b):+.1f}% | {pct(a, b):+.1f}% |")
+                     f"| {pct(pub_a, pub_b):+.1f}% | {pct(a, b):+.1f}% "
+                     f"| {v2:,.0f} ({pct(v2, b):+.1f}%) |")
     return "\n".join(lines)
 
 
@@ -207,7 +212,7 @@ def plot(results):
                     base = num(by[("grid", m, w, "linux-4.5")], "op_ns_mean")
                     vals = [num(by[("grid", m, w, p)], "op_ns_mean") / base for p in MECHANISMS]
                     f.write(f"{m}/{w} " + " ".join(f"{v:.4f}" for v in vals) + "\n")
-        subprocess.run(["gnuplot", "-e", f"data='{dat}'; out='{IMG}'",
+        subprocess.run(["gnuplot", "-e", f"n={len(MECHANISMS)}; data='{dat}'; out='{IMG}'",
                         os.path.join(ROOT, "plots", "beyond.gp")], check=True)
 
 

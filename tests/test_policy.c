@@ -548,3 +548,24 @@ Test(policy_frame, knobs_of_other_axes_are_refused)
 	expect_with_error(LATR_AXES ", \"latr_states\": 0",
 			  "t.json: $.latr_states: expected an integer in [1, 4096], got 0");
 }
+
+Test(policy_frame, early_ack)
+{
+	struct policy *p = load_file(TLBSIM_SOURCE_DIR "/policies/early-ack.json");
+	cr_expect_eq(p->completion, FLUSH_COMPLETION_HANDLER_ENTRY);
+	cr_expect_eq(p->transport, &flush_transport_ipi);
+	cr_expect(p->concurrent_local_flush);
+	cr_expect_not(p->early_ack_freed_tables, "the RFC's rule by default");
+	policy_free(p);
+	p = with_ok("\"flush_completion\": \"handler_entry\", \"early_ack_freed_tables\": true");
+	cr_expect(p->early_ack_freed_tables);
+	policy_free(p);
+	expect_with_error("\"early_ack_freed_tables\": true",
+			  "t.json: $.early_ack_freed_tables: only flush_completion "
+			  "\"handler_entry\" reads it; this policy has flush_completion "
+			  "\"remote_flush_done\"");
+	expect_with_error("\"flush_transport\": \"latr\", \"flush_completion\": \"handler_entry\", "
+			  "\"flush_disturbance\": \"tick_sweep\"",
+			  "t.json: $.flush_completion: expected \"none\" with flush_transport "
+			  "\"latr\"");
+}

@@ -136,7 +136,7 @@ struct name {
 static const char *const presets[] = {
 	"arm64-6.5", "linux-3.11", "linux-3.4",	 "linux-3.6",  "linux-4.19", "linux-4.20",
 	"linux-4.5", "linux-4.5-smt-dedup",	 "linux-6.1",  "linux-6.14", "linux-6.15",
-	"linux-6.8", "riscv-6.7",  "riscv-6.8", "latr", "latr-released",
+	"linux-6.8", "riscv-6.7",  "riscv-6.8", "latr", "latr-released", "early-ack",
 };
 
 static const char *const machines[] = {
@@ -203,7 +203,7 @@ ParameterizedTest(struct name *preset, presets, every_workload_without_stale_tra
 	char **workloads = inputs_list(INPUT_WORKLOAD);
 	unsigned runs = 0, machines_run = 0;
 	struct policy *p = support_policy(*policy);
-	bool synchronous = p->completion == FLUSH_COMPLETION_REMOTE_DONE;
+	bool synchronous = p->completion != FLUSH_COMPLETION_NONE;
 	bool gated = p->release_gate == RELEASE_LAZY_EPOCH;
 	policy_free(p);
 	for (const char *const *m = machines_for(*policy); *m; m++) {

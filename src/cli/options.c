@@ -257,7 +257,7 @@ void options_add_common(GOptionContext *context, struct options *o)
 		 "No summary line (sweep: no progress bar) on stderr", NULL},
 		{"strict", 0, 0, G_OPTION_ARG_NONE, &o->strict,
 		 "Exit with 3 on a stale hit on a reused frame or a stale PDE, or on any stale "
-		 "hit under a policy that waits for every remote flush",
+		 "hit under a policy that waits for its targets",
 		 NULL},
 		{"host-time", 0, 0, G_OPTION_ARG_NONE, &o->host_time,
 		 "Fill host_seconds (makes the CSV host-dependent)", NULL},

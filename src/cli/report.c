@@ -325,7 +325,7 @@ static const char *const column_names[] = {REPORT_COLUMNS(COLUMN_NAME) NULL};
 
 bool report_stale_violation(const struct policy *policy, const struct sim_result *r)
 {
-	bool promises_none = policy->completion == FLUSH_COMPLETION_REMOTE_DONE;
+	bool promises_none = policy->completion != FLUSH_COMPLETION_NONE;
 	return r->total.stale_reuse || r->total.stale_pwc || (promises_none && r->total.stale_hits);
 }
 

@@ -40,6 +40,7 @@ static const struct flush_transport_ops *const transport_ops[] = {
 
 static const char *const completion_names[] = {
 	[FLUSH_COMPLETION_REMOTE_DONE] = "remote_flush_done",
+	[FLUSH_COMPLETION_HANDLER_ENTRY] = "handler_entry",
 	[FLUSH_COMPLETION_NONE] = "none",
 	NULL,
 };
@@ -104,6 +105,7 @@ static const char *const policy_keys[] = {
 	"flush_disturbance",
 	"latr_states",
 	"tick_hz",
+	"early_ack_freed_tables",
 	"sched",
 	"$schema", /* the editor's: docs/schema/policy.schema.json */
 	NULL,
@@ -174,6 +176,8 @@ static bool policy_check_applies(const struct config_node *root, const struct po
 	char *transport = g_strdup_printf("flush_transport \"%s\"", policy->transport->name);
 	char *disturbance = g_strdup_printf("flush_disturbance \"%s\"",
 					    disturbance_names[policy->disturbance]);
+	char *completion = g_strdup_printf("flush_completion \"%s\"",
+					   completion_names[policy->completion]);
 	const struct {
 		const char *key;
 		bool applies;
@@ -191,6 +195,8 @@ static bool policy_check_applies(const struct config_node *root, const struct po
 	     "flush_transport \"latr\"", transport},
 	    {"tick_hz", policy->disturbance == DISTURBANCE_TICK_SWEEP,
 	     "flush_disturbance \"tick_sweep\"", disturbance},
+	    {"early_ack_freed_tables", policy->completion == FLUSH_COMPLETION_HANDLER_ENTRY,
+	     "flush_completion \"handler_entry\"", completion},
 	};
 	bool ok = true;
 	for (unsigned i = 0; ok && i < G_N_ELEMENTS(knobs); i++) {
@@ -204,6 +210,7 @@ static bool policy_check_applies(const struct config_node *root, const struct po
 	g_free(range_arch);
 	g_free(transport);
 	g_free(disturbance);
+	g_free(completion);
 	return ok;
 }
 
@@ -401,7 +408,9 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	    !config_get_u64(&root, "arm64_max_tlbi_ops", false, 1, 1u << 20, &max_tlbi, error) ||
 	    !policy_read_frame(&root, &transport, &completion, &gate, &disturbance, error) ||
 	    !config_get_u64(&root, "latr_states", false, 1, 4096, &latr_states, error) ||
-	    !config_get_u64(&root, "tick_hz", false, 100, 1000, &tick_hz, error))
+	    !config_get_u64(&root, "tick_hz", false, 100, 1000, &tick_hz, error) ||
+	    !policy_read_bool(&root, "early_ack_freed_tables", false,
+			      &policy->early_ack_freed_tables, error))
 		goto out_free_policy;
 	policy->transport = transport_ops[transport];
 	policy->completion = (enum flush_completion)completion;

@@ -33,6 +33,7 @@ struct call_wait {
 	unsigned nr_targets;
 	unsigned pending;
 	uint64_t sent_at; /* the last ICR write: the spin starts there */
+	bool ack_on_entry; /* each target unlocks its csd before running it */
 	struct kcont done;
 	uint64_t *unlocked_at; /* per target slot; UINT64_MAX until acknowledged */
 	unsigned *targets; /* a copy: the caller's array may not outlive the call */
@@ -99,13 +100,14 @@ static void smp_wait_free(struct kernel *k, struct call_wait *wait)
 	kernel_release(k, wait);
 }
 
-/* Only local interrupts' work is queued (see smp_local_irq()). */
+/* Only local interrupts' work is queued (see smp_local_irq()).  An IPI can
+ * find the queue empty (an earlier pass took its request): it is charged. */
 static bool smp_queue_local_only(const struct smp_cpu *sc)
 {
 	for (const GList *l = sc->queue.head; l; l = l->next)
 		if (((const struct csd *)l->data)->wait)
 			return false;
-	return true;
+	return sc->queue.head != NULL;
 }
 
 static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
@@ -231,10 +233,14 @@ static void smp_handler_body(void *target, uint64_t cpu_id)
 
 	struct csd *csd;
 	while ((csd = g_queue_pop_head(&batch))) {
+		/* The ack may complete the wait, which then goes: read it first. */
+		bool early = csd->wait && csd->wait->ack_on_entry;
 		if (csd->wait)
 			trace_csd_begin(k, (unsigned)cpu_id, csd->caller, csd->slot, t);
+		if (early)
+			smp_ack(k, csd, (unsigned)cpu_id, t);
 		t += csd->fn(k, cpu, t, csd->info);
-		if (csd->wait)
+		if (csd->wait && !early)
 			smp_ack(k, csd, (unsigned)cpu_id, t);
 		kernel_release(k, csd);
 	}
@@ -269,6 +275,13 @@ uint64_t smp_call_function_many(struct kernel *k, struct cpu *self, const unsign
 				unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
 				struct kcont done)
 {
+	return smp_call_function_many_ack(k, self, targets, nr_targets, fn, info, now, done, false);
+}
+
+uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const unsigned *targets,
+				    unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
+				    struct kcont done, bool ack_on_entry)
+{
 	struct smp *smp = k->smp;
 	const struct topology_costs *costs = &k->machine->topology->costs;
 	if (nr_targets == 0) {
@@ -280,6 +293,7 @@ uint64_t smp_call_function_many(struct kernel *k, struct cpu *self, const unsign
 	wait->caller = self->id;
 	wait->nr_targets = wait->pending = nr_targets;
 	wait->done = done;
+	wait->ack_on_entry = ack_on_entry;
 	wait->targets = kernel_alloc(k, nr_targets * sizeof(*wait->targets));
 	memcpy(wait->targets, targets, nr_targets * sizeof(*targets));
 	wait->unlocked_at = kernel_alloc(k, nr_targets * sizeof(*wait->unlocked_at));

@@ -102,6 +102,20 @@ uint64_t tlbflush_local_range(struct kernel *k, struct cpu *cpu, uint64_t start,
 	return cycles;
 }
 
+unsigned tlbflush_check_acked_flushes(struct kernel *k, const struct mm *mm, uint64_t span,
+				      uint64_t time)
+{
+	unsigned found = 0;
+	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {
+		const struct cpu_tlbstate *ts = &k->tlbstate[c];
+		if (ts->acked_mm != mm || ts->acked_flush_end <= time)
+			continue;
+		machine_report_stale_pwc(k->machine, &k->machine->cpus[c], span, time);
+		found++;
+	}
+	return found;
+}
+
 unsigned tlbflush_select_targets(const struct kernel *k, const struct cpu *self,
 				 const struct mm *mm, unsigned *targets)
 {

@@ -91,6 +91,7 @@ struct vm_call {
 	uint64_t freed_pages;    /* present PTEs zapped: pages freed after the flush */
 	struct held_frames held; /* their frames, of which it held the last reference */
 	bool freed_tables;
+	uint64_t flushed_at;     /* its flush done: the freed tables go then */
 	bool gathering;          /* counted in mm->tlb_flush_pending until flushed */
 	struct mmu_gather tlb;   /* MADV_PAGEOUT's, flushed after its reclaim */
 	/* Pages of [start, end) present but left as they were (no generation
@@ -410,9 +411,12 @@ static void vm_return_event(void *target, uint64_t time)
 	for (uint64_t span = call->freed_start >> 21; call->freed_tables &&
 						       span <= call->freed_end >> 21;
 	     span++)
-		if (mm_pmd_freed(call->mm, span))
+		if (mm_pmd_freed(call->mm, span)) {
 			machine_check_freed_table(k->machine, call->mm, span, time, vm_walking,
 						  call);
+			/* An early ack let the call go on before the flush was done. */
+			tlbflush_check_acked_flushes(k, call->mm, span, call->flushed_at);
+		}
 	vm_call_return(call, time);
 }
 
@@ -424,6 +428,7 @@ static void vm_return_event(void *target, uint64_t time)
 static void vm_flushed(struct kernel *k, void *ctx, uint64_t time)
 {
 	struct vm_call *call = ctx;
+	call->flushed_at = time;
 	if (call->gathering) /* dec_tlb_flush_pending() */
 		call->mm->tlb_flush_pending--;
 	/* tlb_finish_mmu() frees the zapped pages only now, after the flush;

@@ -541,6 +541,15 @@ unsigned machine_count_stale_entries(struct machine *machine, const struct vma *
 	return total;
 }
 
+void machine_report_stale_pwc(struct machine *machine, struct cpu *cpu, uint64_t span,
+			      uint64_t now)
+{
+	cpu->counters.stale_pwc++;
+	if (machine->nr_stale_reports < MACHINE_STALE_REPORTS)
+		machine->stale[machine->nr_stale_reports++] = (struct stale_report){
+			.time = now, .cpu = cpu->id, .vaddr = span << 21, .freed_table = true};
+}
+
 unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm, uint64_t span,
 				   uint64_t now,
 				   int (*walking)(const void *ctx, const struct cpu *cpu),
@@ -557,11 +566,7 @@ unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm,
 			if (!e->valid || e->mm != mm || e->span != span || e->asid != asid)
 				continue;
 			found++;
-			cpu->counters.stale_pwc++;
-			if (machine->nr_stale_reports < MACHINE_STALE_REPORTS)
-				machine->stale[machine->nr_stale_reports++] = (struct stale_report){
-					.time = now, .cpu = c, .vaddr = span << 21,
-					.freed_table = true};
+			machine_report_stale_pwc(machine, cpu, span, now);
 		}
 	}
 	return found;

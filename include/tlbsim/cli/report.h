@@ -35,8 +35,9 @@ void report_csv_row(GString *out, const struct report_meta *meta, const struct s
  * Did the run break what @policy promises (--strict)?  A frame reached again
  * through a stale entry (stale_reuse) or a PDE cached into a freed table
  * (stale_pwc) always; any stale hit where the initiator waits for every
- * remote flush (flush_completion "remote_flush_done": Linux).  A lazy
- * mechanism's stale hits on frames it still holds are its design (LATR).
+ * target (flush_completion "remote_flush_done", Linux, or "handler_entry",
+ * whose targets flush before user code runs again).  A lazy mechanism's
+ * stale hits on frames it still holds are its design (LATR).
  */
 bool report_stale_violation(const struct policy *policy, const struct sim_result *r);
 /*

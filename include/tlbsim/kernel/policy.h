@@ -141,6 +141,7 @@ struct flush_transport_ops {
 
 enum flush_completion {
 	FLUSH_COMPLETION_REMOTE_DONE, /* every target has flushed (csd unlocked after the flush) */
+	FLUSH_COMPLETION_HANDLER_ENTRY, /* every target has entered its handler (early ack) */
 	FLUSH_COMPLETION_NONE,        /* nothing: the initiator goes on once sent or posted */
 };
 
@@ -217,6 +218,8 @@ struct policy {
 	enum flush_disturbance disturbance;
 	unsigned latr_states; /* LATR: states per CPU ring (LAZY_TLB_NUM_ENTRIES) */
 	unsigned tick_hz;     /* the scheduler tick, where a mechanism sweeps at it */
+	/* Early ack even for a flush that freed page tables (the RFC forbids it). */
+	bool early_ack_freed_tables;
 	/* Knobs read by the ops. */
 	int tlb_flushall_shift;      /* POLICY_SHIFT_FROM_CPU: the topology's cpuid value */
 	unsigned single_page_flush_ceiling;

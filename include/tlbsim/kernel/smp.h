@@ -43,6 +43,16 @@ uint64_t smp_call_function_many(struct kernel *k, struct cpu *self, const unsign
 				struct kcont done);
 
 /*
+ * The same with the acknowledgement point chosen: @ack_on_entry, each target
+ * unlocks its csd when its handler takes it, before running @fn (the early
+ * acknowledgement of Nadav Amit's 2019 RFC): @info must then stay valid until
+ * every @fn has run, not only until @done.
+ */
+uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const unsigned *targets,
+				    unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
+				    struct kcont done, bool ack_on_entry);
+
+/*
  * Run @fn(@info) on @cpu now, in interrupt context, as work an interrupt the
  * model does not otherwise charge for (the timer tick, which every policy
  * takes alike): no entry or exit cost and no IPI counted, only @fn's cycles;

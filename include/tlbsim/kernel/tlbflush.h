@@ -40,6 +40,10 @@ struct cpu_tlbstate {
 	uint16_t loaded_asid; /* hardware tag of loaded_mm's entries */
 	unsigned loaded_slot; /* ctxs[] index of loaded_mm (PCID eras) */
 	unsigned next_asid;   /* choose_new_asid()'s round-robin victim */
+	/* The latest flush this CPU acknowledged on entry, before running it
+	 * (flush_completion "handler_entry"): its mm and when it ended. */
+	const struct mm *acked_mm;
+	uint64_t acked_flush_end;
 	struct tlb_context ctxs[TLB_NR_DYN_ASIDS];
 };
 
@@ -111,6 +115,15 @@ uint64_t lazy_tlb_keep_loaded(struct kernel *k, struct cpu *cpu, uint64_t now);
  */
 void tlbflush_event(struct kernel *k, struct cpu *cpu, enum tlb_flush_reason reason,
 		    uint64_t start, uint64_t end, uint64_t at);
+/*
+ * A page-table page of @mm (2 MiB span @span) is freed at @time: a CPU that
+ * acknowledged a flush of @mm on entry and ended it only after @time could
+ * still walk through the freed table meanwhile (counted as stale_pwc, with a
+ * report); returns how many.
+ */
+unsigned tlbflush_check_acked_flushes(struct kernel *k, const struct mm *mm, uint64_t span,
+				      uint64_t time);
+
 /* The mm's ASID on architectures with one ASID per mm (arm64, riscv). */
 uint16_t tlbflush_mm_asid(const struct kernel *k, const struct mm *mm);
 

@@ -193,6 +193,11 @@ unsigned machine_count_stale_entries(struct machine *machine, const struct vma *
 				     int (*asid_of)(const void *ctx, const struct cpu *cpu),
 				     const void *ctx);
 
+/* @cpu could walk through the freed page-table page of 2 MiB span @span at
+ * @now: count it in stale_pwc and report it. */
+void machine_report_stale_pwc(struct machine *machine, struct cpu *cpu, uint64_t span,
+			      uint64_t now);
+
 /*
  * The checker for freed page tables: every CPU that still walks @mm's tables
  * (@walking(ctx, cpu) gives the tag it walks them under, or -1 if its
