@@ -74,6 +74,7 @@ PRESET_MACHINES = {
     "x86": ["haswell-i7"],
     "riscv": ["th1520", "sifive-unmatched"],
     "arm64": ["arm64-n1"],
+    "x86-rar": ["skylake-sp-2s-48-rar"],
 }
 
 # Full-size runs that take minutes are run shrunk even without --shrunk.
@@ -93,6 +94,8 @@ def preset_arch(name):
         return "riscv"
     if name.startswith("arm64"):
         return "arm64"
+    if name == "intel-rar":
+        return "x86-rar"  # RAR needs the machine's support
     return "x86"
 
 

@@ -29,7 +29,9 @@ DOC = os.path.join(ROOT, "docs", "beyond.md")
 IMG = os.path.join(ROOT, "docs", "img", "beyond")
 
 # The Linux era LATR patched (4.10: linux-4.5's choices), a current kernel, and the mechanisms.
-MECHANISMS = ["linux-4.5", "linux-6.8", "latr", "latr-released", "early-ack"]
+MECHANISMS = ["linux-4.5", "linux-6.8", "latr", "latr-released", "early-ack", "intel-rar"]
+# Mechanisms that need the machine's support, and the machines that have it.
+NEEDS = {"intel-rar": {"skylake-sp-2s-48-rar"}}
 
 # Machine -> the --set values that place the workloads' pinned threads on it (their machine_cores
 # param is the machine's cores per socket; one socket where it has one).
@@ -38,6 +40,7 @@ MACHINES = {
     "amd-milan-36c": ["workload.machine_cores=36", "workload.sockets=1"],
     "skylake-sp-2s-48": [],
     "ivybridge-ex-8s": ["workload.machine_cores=15", "workload.sockets=8"],
+    "skylake-sp-2s-48-rar": [],
 }
 # Which machine_cores/sockets keys each workload has.
 PLACED = {"latr-micro": ("machine_cores", "sockets"), "numa-migrate": ("machine_cores",)}
@@ -52,7 +55,11 @@ WORKLOADS = {
 
 COLUMNS = ["op", "op_count", "op_ns_mean", "phase_ns", "ipis_sent", "irq_ns", "access_ns",
            "stale_hits", "stale_reuse", "stale_pwc", "latr_states_saved", "latr_fallback_ipis",
-           "latr_sweep_ns", "nr_tlb_remote_flush"]
+           "latr_sweep_ns", "nr_tlb_remote_flush", "rar_requests"]
+
+
+def applies(machine, mechanism):
+    return machine in NEEDS.get(mechanism, {machine})
 
 
 def grid():
@@ -63,8 +70,9 @@ def grid():
             keys = PLACED.get(w, ())
             sets = shrink + [s for s in placement if s.split("=")[0].split(".")[1] in keys]
             for p in MECHANISMS:
-                runs.append((("grid", m, w, p), ["-T", m, "-w", w, "-p", p] + sum(
-                    (["--set", s] for s in sets), [])))
+                if applies(m, p):
+                    runs.append((("grid", m, w, p), ["-T", m, "-w", w, "-p", p] + sum(
+                        (["--set", s] for s in sets), [])))
     # LATR [L1]: munmap -70.8% on a 2-socket machine; its microbenchmark's default shape there.
     for p in ["linux-4.5", "latr", "latr-released"]:
         runs.append((("latr-2s", "ivybridge-ep-2s", "latr-micro", p),
@@ -126,18 +134,21 @@ def pct(new, old):
 
 def grid_table(results):
     by = {k: r for k, r in results if k[0] == "grid"}
-    lines = ["| machine | workload (op) | mechanism | initiator ns/op | IPIs | remote irq µs "
+    lines = ["| machine | workload (op) | mechanism | initiator ns/op | IPIs (RAR) | remote irq µs "
              "| reader ns/access | stale hits | stale on reused frames | posted (ring full) |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for m in MACHINES:
         for w in WORKLOADS:
             for p in MECHANISMS:
+                if not applies(m, p):
+                    continue
                 r = by[("grid", m, w, p)]
                 posted = (f"{r['latr_states_saved']} ({r['latr_fallback_ipis']})"
                           if p.startswith("latr") else "")
                 lines.append(
                     f"| {m} | {w} ({r['op']}) | {p} | {num(r, 'op_ns_mean'):,.0f} "
-                    f"| {r['ipis_sent']} | {num(r, 'irq_ns') / 1000:,.1f} "
+                    f"| {r['ipis_sent']}{' (' + r['rar_requests'] + ')' if p == 'intel-rar' else ''} "
+                    f"| {num(r, 'irq_ns') / 1000:,.1f} "
                     f"| {num(r, 'access_ns'):,.1f} | {r['stale_hits']} | {r['stale_reuse']} "
                     f"| {posted} |")
     return "\n".join(lines)
@@ -210,8 +221,9 @@ def plot(results):
             for m in MACHINES:
                 for w in WORKLOADS:
                     base = num(by[("grid", m, w, "linux-4.5")], "op_ns_mean")
-                    vals = [num(by[("grid", m, w, p)], "op_ns_mean") / base for p in MECHANISMS]
-                    f.write(f"{m}/{w} " + " ".join(f"{v:.4f}" for v in vals) + "\n")
+                    vals = [f"{num(by[('grid', m, w, p)], 'op_ns_mean') / base:.4f}"
+                            if applies(m, p) else "NaN" for p in MECHANISMS]
+                    f.write(f"{m}/{w} " + " ".join(vals) + "\n")
         subprocess.run(["gnuplot", "-e", f"n={len(MECHANISMS)}; data='{dat}'; out='{IMG}'",
                         os.path.join(ROOT, "plots", "beyond.gp")], check=True)
 

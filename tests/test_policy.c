@@ -515,8 +515,8 @@ Test(policy_frame, latr_presets)
 Test(policy_frame, axes_must_fit_together)
 {
 	expect_with_error("\"flush_transport\": \"lat\"",
-			  "t.json: $.flush_transport: expected one of \"ipi\", \"latr\", got "
-			  "\"lat\" (did you mean \"latr\"?)");
+			  "t.json: $.flush_transport: expected one of \"ipi\", \"latr\", \"rar\", "
+			  "got \"lat\" (did you mean \"latr\"?)");
 	expect_with_error("\"flush_transport\": \"latr\"",
 			  "t.json: $.flush_disturbance: expected \"tick_sweep\" with "
 			  "flush_transport \"latr\"");
@@ -568,4 +568,21 @@ Test(policy_frame, early_ack)
 			  "\"flush_disturbance\": \"tick_sweep\"",
 			  "t.json: $.flush_completion: expected \"none\" with flush_transport "
 			  "\"latr\"");
+}
+
+Test(policy_frame, rar)
+{
+	struct policy *p = load_file(TLBSIM_SOURCE_DIR "/policies/intel-rar.json");
+	cr_expect_eq(p->transport, &flush_transport_rar);
+	cr_expect_eq(p->disturbance, DISTURBANCE_MICROCODE);
+	cr_expect_eq(p->completion, FLUSH_COMPLETION_REMOTE_DONE);
+	cr_expect_not(p->invlpgb, "an Intel machine's kernel");
+	policy_free(p);
+	expect_with_error("\"flush_transport\": \"rar\"",
+			  "t.json: $.flush_disturbance: expected \"microcode\" with flush_transport "
+			  "\"rar\"");
+	expect_with_error("\"flush_transport\": \"rar\", \"flush_disturbance\": \"microcode\", "
+			  "\"flush_completion\": \"none\"",
+			  "t.json: $.flush_completion: expected \"remote_flush_done\" with "
+			  "flush_transport \"rar\" (the targets' status bytes)");
 }

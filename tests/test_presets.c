@@ -107,6 +107,7 @@ static struct sim_result *run(const char *topology, const char *workload, const 
 static const char *const x86_machines[] = {"haswell-i7", "tiny-smt-invlpgb", NULL};
 static const char *const riscv_machines[] = {"th1520", "sifive-unmatched", NULL};
 static const char *const arm64_machines[] = {"tiny-arm64", NULL};
+static const char *const rar_machines[] = {"tiny-2cpu-rar", "skylake-sp-2s-48-rar", NULL};
 
 static char *machine_path(const char *name)
 {
@@ -122,6 +123,8 @@ static const char *const *machines_for(const char *policy)
 		return riscv_machines;
 	if (g_str_has_prefix(policy, "arm64"))
 		return arm64_machines;
+	if (strcmp(policy, "intel-rar") == 0)
+		return rar_machines;
 	return x86_machines;
 }
 
@@ -136,7 +139,7 @@ struct name {
 static const char *const presets[] = {
 	"arm64-6.5", "linux-3.11", "linux-3.4",	 "linux-3.6",  "linux-4.19", "linux-4.20",
 	"linux-4.5", "linux-4.5-smt-dedup",	 "linux-6.1",  "linux-6.14", "linux-6.15",
-	"linux-6.8", "riscv-6.7",  "riscv-6.8", "latr", "latr-released", "early-ack",
+	"linux-6.8", "riscv-6.7",  "riscv-6.8", "latr", "latr-released", "early-ack", "intel-rar",
 };
 
 static const char *const machines[] = {
@@ -144,7 +147,7 @@ static const char *const machines[] = {
 	"haswell-i7-smt-thread", "ivybridge-ep-2s", "ivybridge-ex-8s", "ivybridge-i3-3240",
 	"ivybridge-i7-3770",
 	"nehalem-ep-2s",     "qemu-riscv-virt", "qemu-x86-16",	   "qemu-x86-4",
-	"qemu-x86-8",	     "sifive-unmatched", "skylake-sp-2s-48",
+	"qemu-x86-8",	     "sifive-unmatched", "skylake-sp-2s-48", "skylake-sp-2s-48-rar",
 	"synthetic-1024",    "th1520",
 };
 

@@ -727,6 +727,19 @@ Test(topology_validate, flush_hw)
 	check_refused(json, "$.flush_hw.invlpgb_count_max: INVLPGB is an x86 (AMD) instruction; "
 			    "expected 0 on arm64");
 	cJSON_Delete(json);
+	/* RAR likewise. */
+	check_set_refused("flush_hw.rar_payloads", "257",
+			  "$.flush_hw.rar_payloads: expected an integer in [0, 256], got 257");
+	check_set_accepted("flush_hw.rar_payloads", "64");
+	json = load_json(TINY);
+	cr_assert(config_apply_set(json, "flush_hw.arch", "\"arm64\"", &err));
+	cr_assert(config_apply_set(json, "flush_hw.remote", "\"broadcast\"", &err));
+	cr_assert(config_apply_set(json, "flush_hw.rar_payloads", "64", &err));
+	check_refused(json, "$.flush_hw.rar_payloads: RAR is an x86 (Intel) facility; expected 0 "
+			    "on arm64");
+	cJSON_Delete(json);
+	check_removed_refused("flush_hw", "rar_payloads",
+			      "$.flush_hw: missing required key \"rar_payloads\"");
 	check_removed_refused("", "flush_hw", "$: missing required key \"flush_hw\"");
 	check_removed_refused("flush_hw", "pwc_entries",
 			      "$.flush_hw: missing required key \"pwc_entries\"");

@@ -35,6 +35,7 @@ static const struct flush_arch_ops *const arch_ops[] = {
 static const struct flush_transport_ops *const transport_ops[] = {
 	&flush_transport_ipi,
 	&flush_transport_latr,
+	&flush_transport_rar,
 	NULL,
 };
 
@@ -52,6 +53,7 @@ static const char *const release_gate_names[] = {
 static const char *const disturbance_names[] = {
 	[DISTURBANCE_IRQ_HANDLER] = "irq_handler",
 	[DISTURBANCE_TICK_SWEEP] = "tick_sweep",
+	[DISTURBANCE_MICROCODE] = "microcode",
 	NULL,
 };
 
@@ -223,15 +225,24 @@ static bool policy_check_frame(const struct config_node *root, const struct poli
 			       GError **error)
 {
 	bool latr = policy->transport == &flush_transport_latr;
+	bool rar = policy->transport == &flush_transport_rar;
+	enum flush_disturbance disturbance = latr  ? DISTURBANCE_TICK_SWEEP
+					     : rar ? DISTURBANCE_MICROCODE
+						   : DISTURBANCE_IRQ_HANDLER;
 	const char *key = NULL, *expected = NULL;
-	if (latr && policy->arch->arch != ARCH_X86)
-		key = "flush_transport", expected = "\"ipi\" (LATR patches arch/x86 only)";
-	else if (policy->disturbance != (latr ? DISTURBANCE_TICK_SWEEP : DISTURBANCE_IRQ_HANDLER))
+	if ((latr || rar) && policy->arch->arch != ARCH_X86)
+		key = "flush_transport", expected = "\"ipi\" (LATR and RAR are x86's)";
+	else if (policy->disturbance != disturbance)
 		key = "flush_disturbance",
-		expected = latr ? "\"tick_sweep\" with flush_transport \"latr\""
-				: "\"irq_handler\" with flush_transport \"ipi\"";
+		expected = latr  ? "\"tick_sweep\" with flush_transport \"latr\""
+			   : rar ? "\"microcode\" with flush_transport \"rar\""
+				 : "\"irq_handler\" with flush_transport \"ipi\"";
 	else if (latr && policy->completion != FLUSH_COMPLETION_NONE)
 		key = "flush_completion", expected = "\"none\" with flush_transport \"latr\"";
+	else if (rar && policy->completion != FLUSH_COMPLETION_REMOTE_DONE)
+		key = "flush_completion",
+		expected = "\"remote_flush_done\" with flush_transport \"rar\" (the targets' "
+			   "status bytes)";
 	else if (!latr && policy->release_gate == RELEASE_LAZY_EPOCH)
 		key = "release_gate", expected = "\"after_completion\": only flush_transport "
 						  "\"latr\" has a lazy epoch";
@@ -349,8 +360,17 @@ static const char *arch_name(enum topology_arch arch)
 bool policy_check_topology(const struct policy *policy, const struct topology *topology,
 			   GError **error)
 {
-	if (policy->arch->arch == topology->arch)
+	if (policy->arch->arch == topology->arch &&
+	    (policy->transport != &flush_transport_rar || topology->rar_payloads > 0))
 		return true;
+	if (policy->arch->arch == topology->arch) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "policy %s sends its flushes by Intel RAR, which topology %s does not "
+			    "have (flush_hw.rar_payloads is 0): pick a machine with RAR, or set "
+			    "one (--set topology.flush_hw.rar_payloads=64)",
+			    policy->name, topology->name);
+		return false;
+	}
 	g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
 		    "policy %s is for %s, but topology %s is %s: pick a %s policy "
 		    "(tlbsim --list-policies)",

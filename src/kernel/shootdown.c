@@ -73,7 +73,7 @@ void shootdown_ipis(struct kernel *k, struct cpu *cpu, const unsigned *targets, 
 		*ea = (struct early_ack){.info = *info, .pending = nr};
 		struct kcont acked = {.fn = ipis_acknowledged, .ctx = info};
 		smp_call_function_many_ack(k, cpu, targets, nr, early_acked_flush, ea, now, acked,
-					   true);
+					   SMP_ACK_ON_ENTRY);
 		return;
 	}
 	if (wait) {

@@ -45,6 +45,7 @@ struct csd {
 	unsigned caller;
 	unsigned slot; /* index of the target in the caller's list */
 	struct call_wait *wait; /* NULL: a local interrupt's work (smp_local_irq()) */
+	bool microcode;         /* an Intel RAR action: no handler, no entry or exit */
 };
 
 struct smp_cpu {
@@ -54,6 +55,7 @@ struct smp_cpu {
 	bool irq_pending;      /* an interrupt arrived during the handler */
 	bool irq_deferred;     /* one arrived with interrupts off: smp_irqs_on() is due */
 	bool pass_uncharged;   /* this handler pass runs only local work: no entry/exit cost */
+	unsigned rar_inflight; /* RAR signals sent here and not yet arrived */
 	uint64_t handler_start;
 	/* The latest section with interrupts off (smp_irqs_off()): interrupts
 	 * that arrive in [irqs_off_from, irqs_off_until) wait for its end. */
@@ -100,13 +102,16 @@ static void smp_wait_free(struct kernel *k, struct call_wait *wait)
 	kernel_release(k, wait);
 }
 
-/* Only local interrupts' work is queued (see smp_local_irq()).  An IPI can
- * find the queue empty (an earlier pass took its request): it is charged. */
+/* Only local interrupts' work or RAR actions are queued (smp_local_irq(),
+ * smp_call_function_many_ack()).  An IPI can find the queue empty (an earlier
+ * pass took its request): it is charged. */
 static bool smp_queue_local_only(const struct smp_cpu *sc)
 {
-	for (const GList *l = sc->queue.head; l; l = l->next)
-		if (((const struct csd *)l->data)->wait)
+	for (const GList *l = sc->queue.head; l; l = l->next) {
+		const struct csd *csd = l->data;
+		if (csd->wait && !csd->microcode)
 			return false;
+	}
 	return sc->queue.head != NULL;
 }
 
@@ -154,8 +159,9 @@ void smp_irqs_off(struct kernel *k, const struct cpu *cpu, uint64_t from, uint64
 	sc->irqs_off_until = until;
 }
 
-/* An interrupt for @cpu_id's queue arrives at @now. */
-static void smp_interrupt(struct smp *smp, unsigned cpu_id, uint64_t now)
+/* An interrupt for @cpu_id's queue arrives at @now; a RAR signal is served
+ * with interrupts off too (IGNORE_IF). */
+static void smp_interrupt(struct smp *smp, unsigned cpu_id, uint64_t now, bool rar)
 {
 	struct kernel *k = smp->k;
 	struct smp_cpu *sc = &smp->cpus[cpu_id];
@@ -165,7 +171,7 @@ static void smp_interrupt(struct smp *smp, unsigned cpu_id, uint64_t now)
 	}
 	if (sc->irq_deferred) /* its handler pass will take this one's request too */
 		return;
-	if (now >= sc->irqs_off_from && now < sc->irqs_off_until) {
+	if (!rar && now >= sc->irqs_off_from && now < sc->irqs_off_until) {
 		sc->irq_deferred = true;
 		engine_schedule(k->engine, sc->irqs_off_until, fabric_cpu_lane(cpu_id), smp_irqs_on,
 				smp, cpu_id);
@@ -174,11 +180,19 @@ static void smp_interrupt(struct smp *smp, unsigned cpu_id, uint64_t now)
 	smp_start_handler(smp, cpu_id, now);
 }
 
+/* The fabric's arrivals do not say what they carry: RAR signals and IPIs to
+ * one CPU travel the same path, so arrivals are RAR signals while some are
+ * in flight. */
 void smp_deliver_ipi(void *kernel, unsigned cpu_id)
 {
 	struct kernel *k = kernel;
-	k->machine->cpus[cpu_id].counters.ipis_received++;
-	smp_interrupt(k->smp, cpu_id, engine_now(k->engine));
+	struct smp_cpu *sc = &k->smp->cpus[cpu_id];
+	bool rar = sc->rar_inflight > 0;
+	if (rar)
+		sc->rar_inflight--;
+	else
+		k->machine->cpus[cpu_id].counters.ipis_received++;
+	smp_interrupt(k->smp, cpu_id, engine_now(k->engine), rar);
 }
 
 void smp_local_irq(struct kernel *k, struct cpu *cpu, smp_call_fn fn, void *info)
@@ -187,7 +201,7 @@ void smp_local_irq(struct kernel *k, struct cpu *cpu, smp_call_fn fn, void *info
 	struct csd *csd = kernel_alloc(k, sizeof(*csd));
 	*csd = (struct csd){.fn = fn, .info = info, .caller = cpu->id};
 	g_queue_push_tail(&smp->cpus[cpu->id].queue, csd);
-	smp_interrupt(smp, cpu->id, engine_now(k->engine));
+	smp_interrupt(smp, cpu->id, engine_now(k->engine), false);
 }
 
 /* When the caller's csd_lock_wait() loop, over the slots in order, is done. */
@@ -275,12 +289,13 @@ uint64_t smp_call_function_many(struct kernel *k, struct cpu *self, const unsign
 				unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
 				struct kcont done)
 {
-	return smp_call_function_many_ack(k, self, targets, nr_targets, fn, info, now, done, false);
+	return smp_call_function_many_ack(k, self, targets, nr_targets, fn, info, now, done,
+					  SMP_ACK_AFTER);
 }
 
 uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const unsigned *targets,
 				    unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
-				    struct kcont done, bool ack_on_entry)
+				    struct kcont done, enum smp_call_kind kind)
 {
 	struct smp *smp = k->smp;
 	const struct topology_costs *costs = &k->machine->topology->costs;
@@ -293,7 +308,8 @@ uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const un
 	wait->caller = self->id;
 	wait->nr_targets = wait->pending = nr_targets;
 	wait->done = done;
-	wait->ack_on_entry = ack_on_entry;
+	wait->ack_on_entry = kind == SMP_ACK_ON_ENTRY;
+	bool rar = kind == SMP_RAR;
 	wait->targets = kernel_alloc(k, nr_targets * sizeof(*wait->targets));
 	memcpy(wait->targets, targets, nr_targets * sizeof(*targets));
 	wait->unlocked_at = kernel_alloc(k, nr_targets * sizeof(*wait->unlocked_at));
@@ -307,16 +323,22 @@ uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const un
 		struct csd *csd = kernel_alloc(k, sizeof(*csd));
 		*csd = (struct csd){
 			.fn = fn, .info = info, .caller = self->id, .slot = i, .wait = wait,
+			.microcode = rar,
 		};
 		/* csd_lock + llist_add onto the target's queue head. */
 		t = fabric_line_rmw(k->machine->fabric, &smp->cpus[target].queue_line, self->id, t);
 		g_queue_push_tail(&smp->cpus[target].queue, csd);
 	}
 	for (unsigned i = 0; i < nr_targets; i++) {
-		t += costs->ipi_send;
+		/* A RAR signal is one multicast ICR write to the whole mask. */
+		if (!rar || i == 0)
+			t += costs->ipi_send;
 		trace_ipi_send(k, self->id, targets[i], i, t);
+		if (rar)
+			smp->cpus[targets[i]].rar_inflight++;
+		else
+			self->counters.ipis_sent++;
 		fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
-		self->counters.ipis_sent++;
 	}
 	wait->sent_at = t;
 	return t;

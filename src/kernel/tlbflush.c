@@ -102,6 +102,30 @@ uint64_t tlbflush_local_range(struct kernel *k, struct cpu *cpu, uint64_t start,
 	return cycles;
 }
 
+void tlbflush_hw_invalidate_cpu(struct kernel *k, struct cpu *cpu, const struct mm *mm,
+				uint64_t start, uint64_t end, unsigned stride_shift,
+				uint64_t new_tlb_gen)
+{
+	bool pcid = k->policy->pcid && k->machine->topology->hw_asids > 0;
+	struct cpu_tlbstate *ts = tlbflush_state(k, cpu);
+	for (unsigned slot = 0; slot < TLB_NR_DYN_ASIDS; slot++) {
+		struct tlb_context *ctx = &ts->ctxs[slot];
+		if (!ctx->mm || ctx->mm == k->init_mm || (mm && ctx->mm != mm))
+			continue;
+		uint16_t tag = pcid ? (uint16_t)(slot + 1) : 0;
+		if (end == FLUSH_ALL)
+			machine_broadcast_invalidate_cpu(k->machine, cpu, tag, MACHINE_ALL_VADDR);
+		else
+			for (uint64_t a = start; a < end; a += UINT64_C(1) << stride_shift)
+				machine_broadcast_invalidate_cpu(k->machine, cpu, tag, a);
+		/* Current again only if this was the one flush it missed: an older
+		 * one skipped while it was lazy still needs its catch-up (the kernel
+		 * moves the mm to a fresh global PCID instead). */
+		if (new_tlb_gen != TLB_GENERATION_INVALID && ctx->tlb_gen + 1 == new_tlb_gen)
+			ctx->tlb_gen = new_tlb_gen;
+	}
+}
+
 unsigned tlbflush_check_acked_flushes(struct kernel *k, const struct mm *mm, uint64_t span,
 				      uint64_t time)
 {

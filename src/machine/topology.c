@@ -10,7 +10,7 @@
  *     "cpuid": {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift"},
  *     "flush_hw": {"arch": "x86" | "arm64" | "riscv",
  *                  "remote": "ipi" | "sbi" | "broadcast", "invlpgb_count_max",
- *                  "full_flush_only", "pwc_entries"},
+ *                  "rar_payloads", "full_flush_only", "pwc_entries"},
  *     "tlbs": [{"name", "level", "entries", "ways", "page_sizes": ["4K", ...],
  *               "per_core", "replacement": "lru" | "tree_plru", "hit_cycles"}, ...],
  *     "caches": {"line_bytes", "memory_cycles", "resident_cycles",
@@ -20,7 +20,7 @@
  *               "ipi_latency": {"smt", "socket", "remote"}, "irq_entry", "irq_exit",
  *               "line_transfer": {"self", "smt", "socket", "remote"},
  *               "context_switch", "syscall", "page_fault", "vma_op", "pte_op", "lru_page",
- *               "broadcast_issue", "broadcast_sync", "sbi_call"} }
+ *               "broadcast_issue", "broadcast_sync", "sbi_call", "rar_service"} }
  *
  * Notes:
  * - Every key is required: a machine is described completely or refused, so
@@ -90,6 +90,7 @@
 #define MAX_TOTAL_CACHE_LINES (UINT64_C(1) << 26)
 /* CPUID 0x80000008 EDX[15:0] + 1: a 16-bit field. */
 #define MAX_INVLPGB_COUNT 65536
+#define MAX_RAR_PAYLOADS 256
 
 static const char *const top_keys[] = {
     "name",
@@ -112,9 +113,9 @@ static const char *const top_keys[] = {
 };
 static const char *const cpuid_keys[] = {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift",
 					 "comment", NULL};
-static const char *const flush_hw_keys[] = {"arch",	     "remote",	    "invlpgb_count_max",
-					    "full_flush_only", "pwc_entries", "comment",
-					    NULL};
+static const char *const flush_hw_keys[] = {
+    "arch", "remote", "invlpgb_count_max", "rar_payloads", "full_flush_only", "pwc_entries",
+    "comment", NULL};
 static const char *const arch_names[] = {
     [ARCH_X86] = "x86",
     [ARCH_ARM64] = "arm64",
@@ -178,6 +179,7 @@ static const struct cost_field {
     {"broadcast_issue", offsetof(struct topology_costs, broadcast_issue)},
     {"broadcast_sync", offsetof(struct topology_costs, broadcast_sync)},
     {"sbi_call", offsetof(struct topology_costs, sbi_call)},
+    {"rar_service", offsetof(struct topology_costs, rar_service)},
 };
 
 /* Per-distance members of "costs"; ipi_latency has no "self" (unused, 0). */
@@ -329,6 +331,7 @@ static bool parse_flush_hw(const struct config_node *root, struct topology *t, G
 	    !config_get_enum(&hw, "remote", true, remote_flush_names, &remote, error) ||
 	    !get_unsigned(&hw, "invlpgb_count_max", 0, MAX_INVLPGB_COUNT, &t->invlpgb_count_max,
 			  error) ||
+	    !get_unsigned(&hw, "rar_payloads", 0, MAX_RAR_PAYLOADS, &t->rar_payloads, error) ||
 	    !config_get_bool(&hw, "full_flush_only", true, &t->full_flush_only, error) ||
 	    !get_unsigned(&hw, "pwc_entries", 0, MAX_TLB_ENTRIES, &t->pwc_entries, error))
 		return false;
@@ -349,6 +352,12 @@ static bool parse_flush_hw(const struct config_node *root, struct topology *t, G
 	if (t->invlpgb_count_max > 0 && t->arch != ARCH_X86) {
 		struct config_node node = config_child(&hw, "invlpgb_count_max");
 		config_set_error(error, &node, "INVLPGB is an x86 (AMD) instruction; expected 0 on %s",
+				 arch_names[arch]);
+		return false;
+	}
+	if (t->rar_payloads > 0 && t->arch != ARCH_X86) {
+		struct config_node node = config_child(&hw, "rar_payloads");
+		config_set_error(error, &node, "RAR is an x86 (Intel) facility; expected 0 on %s",
 				 arch_names[arch]);
 		return false;
 	}

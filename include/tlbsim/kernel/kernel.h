@@ -16,6 +16,7 @@
 struct cpu_tlbstate;
 struct latr;
 struct lru;
+struct rar;
 struct sched;
 struct smp;
 struct tracepoint_ops;
@@ -28,6 +29,7 @@ struct kernel {
 	struct smp *smp;
 	struct lru *lru;
 	struct latr *latr; /* the "latr" transport's rings (latr.c), or NULL */
+	struct rar *rar;   /* the "rar" transport's payload table (arch/x86/rar.c), or NULL */
 	struct mm *init_mm; /* swapper_pg_dir: no user mappings */
 	struct cpu_tlbstate *tlbstate; /* per CPU (tlbflush.h) */
 	GHashTable *inflight; /* see kernel_alloc() */

@@ -153,6 +153,7 @@ enum release_gate {
 enum flush_disturbance {
 	DISTURBANCE_IRQ_HANDLER, /* interrupt entry and exit around the flush handler */
 	DISTURBANCE_TICK_SWEEP,  /* a sweep of posted flushes at the next tick or switch */
+	DISTURBANCE_MICROCODE,   /* the target's microcode performs the action: no handler */
 };
 
 /* THP ranges in the range rule (references.md, 'Linux: tlb_flushall_shift (3.6-3.15)' and
@@ -258,6 +259,7 @@ extern const struct flush_arch_ops flush_arch_arm64;
 extern const struct flush_arch_ops flush_arch_riscv;
 extern const struct flush_transport_ops flush_transport_ipi;
 extern const struct flush_transport_ops flush_transport_latr;
+extern const struct flush_transport_ops flush_transport_rar;
 
 /* Parse and validate a policy file's tree; NULL on error. */
 struct policy *policy_from_json(const cJSON *json, const char *file, GError **error);

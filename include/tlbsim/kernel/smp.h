@@ -42,15 +42,21 @@ uint64_t smp_call_function_many(struct kernel *k, struct cpu *self, const unsign
 				unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
 				struct kcont done);
 
-/*
- * The same with the acknowledgement point chosen: @ack_on_entry, each target
- * unlocks its csd when its handler takes it, before running @fn (the early
- * acknowledgement of Nadav Amit's 2019 RFC): @info must then stay valid until
- * every @fn has run, not only until @done.
- */
+enum smp_call_kind {
+	SMP_ACK_AFTER,    /* an IPI; the target unlocks its csd after @fn (Linux) */
+	SMP_ACK_ON_ENTRY, /* an IPI; the csd is unlocked when the handler takes it,
+			   * before @fn (the early acknowledgement of Nadav Amit's
+			   * 2019 RFC): @info must outlive @done, until every @fn */
+	SMP_RAR,          /* an Intel RAR action: the START byte written per target,
+			   * one multicast send, @fn run by the target's microcode
+			   * (no entry or exit, even with interrupts off), the byte
+			   * set to OK after it; counted as no IPI */
+};
+
+/* smp_call_function_many() of a given kind. */
 uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const unsigned *targets,
 				    unsigned nr_targets, smp_call_fn fn, void *info, uint64_t now,
-				    struct kcont done, bool ack_on_entry);
+				    struct kcont done, enum smp_call_kind kind);
 
 /*
  * Run @fn(@info) on @cpu now, in interrupt context, as work an interrupt the

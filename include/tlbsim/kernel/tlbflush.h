@@ -116,6 +116,17 @@ uint64_t lazy_tlb_keep_loaded(struct kernel *k, struct cpu *cpu, uint64_t now);
 void tlbflush_event(struct kernel *k, struct cpu *cpu, enum tlb_flush_reason reason,
 		    uint64_t start, uint64_t end, uint64_t at);
 /*
+ * What hardware invalidation (INVLPGB's TLBSYNC, an Intel RAR action) does
+ * to @cpu: drop [start, end) (or everything, @end FLUSH_ALL) of @mm (NULL:
+ * every user mm) under every tag @cpu holds it with, whatever it runs, and
+ * bring a slot that missed only this flush up to @new_tlb_gen.  No handler
+ * runs, nothing is counted but the entries removed.
+ */
+void tlbflush_hw_invalidate_cpu(struct kernel *k, struct cpu *cpu, const struct mm *mm,
+				uint64_t start, uint64_t end, unsigned stride_shift,
+				uint64_t new_tlb_gen);
+
+/*
  * A page-table page of @mm (2 MiB span @span) is freed at @time: a CPU that
  * acknowledged a flush of @mm on entry and ended it only after @time could
  * still walk through the freed table meanwhile (counted as stale_pwc, with a

@@ -80,7 +80,9 @@
 	X(latr_states_saved)             /* LATR: flushes posted in this CPU's ring, not sent */   \
 	X(latr_states_flushed)           /* LATR: posted flushes this CPU applied in a sweep */    \
 	X(latr_fallback_ipis)            /* LATR: flushes sent as IPIs because the ring was full */\
-	X(latr_sweep_cycles)             /* LATR: cycles sweeping the rings (ticks, switches) */
+	X(latr_sweep_cycles)             /* LATR: cycles sweeping the rings (ticks, switches) */    \
+	X(rar_requests)                  /* RAR: flushes this CPU sent as a Remote Action Request */\
+	X(rar_actions)                   /* RAR: actions this CPU's microcode performed */
 
 struct counters {
 #define COUNTERS_FIELD(name) uint64_t name;

@@ -101,6 +101,7 @@ struct topology_costs {
 	uint64_t broadcast_issue; /* issue one broadcast invalidation (TLBI ...IS, INVLPGB) */
 	uint64_t broadcast_sync;  /* DSB ISH / TLBSYNC: until every TLB has done them */
 	uint64_t sbi_call;        /* ecall into SBI firmware and back, without its IPIs */
+	uint64_t rar_service;     /* a target's RAR handler circuit: one action, without its flush */
 };
 
 struct topology {
@@ -123,6 +124,8 @@ struct topology {
 	enum topology_remote_flush remote_flush;
 	/* INVLPGB pages per instruction (CPUID 0x80000008 EDX + 1); 0 = none. */
 	unsigned invlpgb_count_max;
+	/* Intel RAR payload slots (IA32_RAR_INFO); 0 = no Remote Action Request. */
+	unsigned rar_payloads;
 	/* Every invalidation flushes the whole TLB (SiFive U74 erratum CIP-1200). */
 	bool full_flush_only;
 	/* Paging-structure (PDE) cache entries per CPU: 0 = none modelled. */

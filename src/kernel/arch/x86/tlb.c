@@ -92,28 +92,9 @@ static void tlbsync_done(void *target, uint64_t time)
 {
 	struct invlpgb_flush *f = target;
 	struct kernel *k = f->k;
-	bool pcid = k->policy->pcid && k->machine->topology->hw_asids > 0;
-	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {
-		struct cpu *cpu = &k->machine->cpus[c];
-		struct cpu_tlbstate *ts = &k->tlbstate[c];
-		for (unsigned slot = 0; slot < TLB_NR_DYN_ASIDS; slot++) {
-			struct tlb_context *ctx = &ts->ctxs[slot];
-			if (!ctx->mm || ctx->mm == k->init_mm || (f->mm && ctx->mm != f->mm))
-				continue;
-			uint16_t tag = pcid ? (uint16_t)(slot + 1) : 0;
-			if (f->end == FLUSH_ALL)
-				machine_broadcast_invalidate_cpu(k->machine, cpu, tag, MACHINE_ALL_VADDR);
-			else
-				for (uint64_t a = f->start; a < f->end; a += UINT64_C(1) << f->stride_shift)
-					machine_broadcast_invalidate_cpu(k->machine, cpu, tag, a);
-			/* Current again only if this was the one flush it missed: an
-			 * older one skipped while it was lazy still needs its catch-up
-			 * (the kernel moves the mm to a fresh global PCID instead). */
-			if (f->new_tlb_gen != TLB_GENERATION_INVALID &&
-			    ctx->tlb_gen + 1 == f->new_tlb_gen)
-				ctx->tlb_gen = f->new_tlb_gen;
-		}
-	}
+	for (unsigned c = 0; c < k->machine->nr_cpus; c++)
+		tlbflush_hw_invalidate_cpu(k, &k->machine->cpus[c], f->mm, f->start, f->end,
+					   f->stride_shift, f->new_tlb_gen);
 	struct kcont done = f->done;
 	kernel_release(k, f);
 	kcont_call(k, done, time);
