@@ -312,6 +312,8 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(latr_states_flushed) \
 	X(latr_fallback_ipis) \
 	X(latr_sweep_ns) \
+	X(abis_flush_skipped) \
+	X(abis_local_only) \
 	X(events) \
 	X(host_seconds) \
 	X(tlbsim_version)

@@ -451,14 +451,16 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	*cycles += (overlap == TRANSLATE_DEPENDENT ? walk_end : walk_start) - now;
 	machine_fill_probed(cpu, list, probe, nr, asid, pte->gen, pte->pfn, pte->writable);
 	pte->dirty |= write;
+	pte_mark_accessed(pte, cpu->id);
 	return TRANSLATE_OK;
 }
 
 void machine_fill(struct cpu *cpu, uint16_t asid, struct vma *vma, uint64_t vaddr)
 {
-	const struct pte *pte = vma_pte(vma, vaddr);
+	struct pte *pte = vma_pte(vma, vaddr);
 	g_assert(pte->present);
 	cpu->counters.page_walks++;
+	pte_mark_accessed(pte, cpu->id);
 	for (unsigned p = 0; p < cpu->nr_probe[vma->page_size]; p++)
 		tlb_fill_perm(cpu->probe[vma->page_size][p].tlb, vaddr, vma->page_size, asid,
 			      cpu->tlb_owner, pte->gen, pte->pfn, pte->writable);
