@@ -419,7 +419,8 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	policy->disturbance = (enum flush_disturbance)disturbance;
 	policy->latr_states = (unsigned)latr_states;
 	policy->tick_hz = (unsigned)tick_hz;
-	policy->abis_track_cycles = targets_ops[targets] == &flush_targets_abis ? abis_track_cycles : 0;
+	bool abis = targets_ops[targets] == &flush_targets_abis;
+	policy->abis_track_cycles = abis ? abis_track_cycles : 0;
 	policy->range = range_ops[range];
 	policy->targets = targets_ops[targets];
 	policy->arch = arch_ops[arch];

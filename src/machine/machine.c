@@ -10,6 +10,8 @@
  * share capacity, never translations; invalidation scope follows the
  * topology's smt_invalidation.  A paging-structure cache per CPU remembers
  * the PTE pages of recently walked 2 MiB spans, for the freed-table checker.
+ * A walk that fills a TLB sets the PTE's Accessed bit and accessor
+ * (pte_mark_accessed(), mm.h), as x86 hardware sets A; hits touch neither.
  * A walk costs the topology's page_walk plus what its page-table loads add
  * beyond resident_cycles at the data cache level that holds each line (none
  * without cache levels); the data lines of accesses go through the same

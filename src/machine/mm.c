@@ -11,6 +11,8 @@
  * A populated PTE gets a frame from the mm's allocator (frame.h), fork's
  * copy shares its parent's, and a zap drops the reference; freeing a frame
  * whose last reference went is the zapper's business (after its flush).
+ * Every change that bumps @pending clears the PTE's Accessed bit and accessor
+ * (mm.h); a not-present PTE is never accessed.
  * Invariant: pmd_users[i] == number of mapped VMAs overlapping span i.
  */
 #include <glib.h>
