@@ -233,8 +233,8 @@ Test(policy_names, flush_targets)
 {
 	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
 		     "\"munmap_flush_range\": \"vma\", \"flush_targets\": \"smt-dedup\", \"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"huge_page_range\": \"per_4k\", \"reclaim_flush\": \"batched\", \"pcid\": false}",
-		     "t.json: $.flush_targets: expected one of \"mm_cpumask\", \"smt_dedup\", got "
-		     "\"smt-dedup\" (did you mean \"smt_dedup\"?)");
+		     "t.json: $.flush_targets: expected one of \"mm_cpumask\", \"smt_dedup\", "
+		     "\"abis\", got \"smt-dedup\" (did you mean \"smt_dedup\"?)");
 	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
 		     "\"munmap_flush_range\": \"vma\"}",
 		     "t.json: $: missing required key \"flush_targets\"");
@@ -585,4 +585,59 @@ Test(policy_frame, rar)
 			  "\"flush_completion\": \"none\"",
 			  "t.json: $.flush_completion: expected \"remote_flush_done\" with "
 			  "flush_transport \"rar\" (the targets' status bytes)");
+}
+
+/* ---- ABIS (flush_targets "abis") ----------------------------------------------- */
+
+#define ABIS_BASE                                                                              \
+	"{\"name\": \"t\", \"range_flush\": \"single_page_flush_ceiling\", "                      \
+	"\"munmap_flush_range\": \"gathered\", \"flush_targets\": \"abis\", "                    \
+	"\"huge_page_range\": \"per_4k\", \"reclaim_flush\": \"batched\", \"pcid\": false, "
+
+Test(policy_abis, preset_and_default_cost)
+{
+	struct policy *p = load_file(TLBSIM_SOURCE_DIR "/policies/abis.json");
+	cr_expect_eq(p->targets, &flush_targets_abis);
+	cr_expect_not_null(p->targets->reach);
+	cr_expect_eq(p->transport, &flush_transport_ipi, "Linux's transport, waited for");
+	cr_expect_eq(p->completion, FLUSH_COMPLETION_REMOTE_DONE);
+	cr_expect_eq(p->abis_track_cycles, 200);
+	cr_expect_eq(p->single_page_flush_ceiling, 33, "linux-4.5's other choices");
+	policy_free(p);
+	p = load_ok(ABIS_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"strict\"}");
+	cr_expect_eq(p->abis_track_cycles, 200, "the estimate is the default");
+	policy_free(p);
+	p = load_ok(ABIS_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"strict\", "
+			      "\"abis_track_cycles\": 0}");
+	cr_expect_eq(p->abis_track_cycles, 0);
+	policy_free(p);
+	p = with_ok("");
+	cr_expect_eq(p->abis_track_cycles, 0, "no tracking cost outside ABIS");
+	cr_expect_null(p->targets->reach);
+	policy_free(p);
+}
+
+Test(policy_abis, knob_and_names_are_checked)
+{
+	expect_with_error("\"abis_track_cycles\": 100",
+			  "t.json: $.abis_track_cycles: only flush_targets \"abis\" reads it; "
+			  "this policy has flush_targets \"mm_cpumask\"");
+	expect_error(ABIS_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"strict\", "
+			       "\"abis_track_cycle\": 100}",
+		     "t.json: $: unknown key \"abis_track_cycle\" (did you mean "
+		     "\"abis_track_cycles\"?)");
+	expect_error(ABIS_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"strict\", "
+			       "\"abis_track_cycles\": -1}",
+		     "t.json: $.abis_track_cycles: expected an integer in [0, 1000000], got -1");
+	char *typo = with("");
+	char **parts = g_strsplit(typo, "\"flush_targets\": \"mm_cpumask\"", 2);
+	g_free(typo);
+	typo = g_strjoinv("\"flush_targets\": \"abs\"", parts);
+	g_strfreev(parts);
+	expect_error(typo, "t.json: $.flush_targets: expected one of \"mm_cpumask\", "
+			   "\"smt_dedup\", \"abis\", got \"abs\" (did you mean \"abis\"?)");
+	g_free(typo);
+	expect_error(ABIS_BASE "\"arch\": \"arm64\", \"lazy_tlb\": \"arm64\"}",
+		     "t.json: $.flush_targets: flush_targets \"abis\" narrows flushes to the "
+		     "local TLB, which only arch \"x86\" models; arch is \"arm64\"");
 }

@@ -17,6 +17,7 @@ static const struct flush_range_ops *const range_ops[] = {
 static const struct flush_targets_ops *const targets_ops[] = {
 	&flush_targets_mm_cpumask,
 	&flush_targets_smt_dedup,
+	&flush_targets_abis,
 	NULL,
 };
 
@@ -108,6 +109,7 @@ static const char *const policy_keys[] = {
 	"latr_states",
 	"tick_hz",
 	"early_ack_freed_tables",
+	"abis_track_cycles",
 	"sched",
 	"$schema", /* the editor's: docs/schema/policy.schema.json */
 	NULL,
@@ -180,6 +182,7 @@ static bool policy_check_applies(const struct config_node *root, const struct po
 					    disturbance_names[policy->disturbance]);
 	char *completion = g_strdup_printf("flush_completion \"%s\"",
 					   completion_names[policy->completion]);
+	char *targets = g_strdup_printf("flush_targets \"%s\"", policy->targets->name);
 	const struct {
 		const char *key;
 		bool applies;
@@ -199,6 +202,8 @@ static bool policy_check_applies(const struct config_node *root, const struct po
 	     "flush_disturbance \"tick_sweep\"", disturbance},
 	    {"early_ack_freed_tables", policy->completion == FLUSH_COMPLETION_HANDLER_ENTRY,
 	     "flush_completion \"handler_entry\"", completion},
+	    {"abis_track_cycles", policy->targets == &flush_targets_abis, "flush_targets \"abis\"",
+	     targets},
 	};
 	bool ok = true;
 	for (unsigned i = 0; ok && i < G_N_ELEMENTS(knobs); i++) {
@@ -213,6 +218,7 @@ static bool policy_check_applies(const struct config_node *root, const struct po
 	g_free(transport);
 	g_free(disturbance);
 	g_free(completion);
+	g_free(targets);
 	return ok;
 }
 
@@ -388,6 +394,8 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	int range = 0, targets = 0, lazy = 0, arch = 0, transport = 0, completion = 0, gate = 0;
 	int disturbance = 0;
 	uint64_t latr_states = 256, tick_hz = 1000;
+	/* ABIS's accessor bookkeeping per fault: an estimate (policies/abis.json). */
+	uint64_t abis_track_cycles = 200;
 
 	if (!config_check_keys(&root, policy_keys, error) ||
 	    !config_get_string(&root, "name", true, &policy->name, error) ||
@@ -430,7 +438,9 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	    !config_get_u64(&root, "latr_states", false, 1, 4096, &latr_states, error) ||
 	    !config_get_u64(&root, "tick_hz", false, 100, 1000, &tick_hz, error) ||
 	    !policy_read_bool(&root, "early_ack_freed_tables", false,
-			      &policy->early_ack_freed_tables, error))
+			      &policy->early_ack_freed_tables, error) ||
+	    !config_get_u64(&root, "abis_track_cycles", false, 0, 1000000, &abis_track_cycles,
+			    error))
 		goto out_free_policy;
 	policy->transport = transport_ops[transport];
 	policy->completion = (enum flush_completion)completion;
@@ -438,6 +448,8 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	policy->disturbance = (enum flush_disturbance)disturbance;
 	policy->latr_states = (unsigned)latr_states;
 	policy->tick_hz = (unsigned)tick_hz;
+	bool abis = targets_ops[targets] == &flush_targets_abis;
+	policy->abis_track_cycles = abis ? abis_track_cycles : 0;
 	policy->range = range_ops[range];
 	policy->targets = targets_ops[targets];
 	policy->arch = arch_ops[arch];
@@ -452,6 +464,13 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 		config_set_error(error, &node, "lazy_tlb \"%s\" is for %s, but arch is \"%s\"",
 				 policy->lazy->name, arch_name(policy->lazy->arch),
 				 policy->arch->name);
+		goto out_free_policy;
+	}
+	if (policy->targets->reach && !policy->arch->flush_range_local) {
+		struct config_node node = config_child(&root, "flush_targets");
+		config_set_error(error, &node, "flush_targets \"%s\" narrows flushes to the local "
+				 "TLB, which only arch \"x86\" models; arch is \"%s\"",
+				 policy->targets->name, policy->arch->name);
 		goto out_free_policy;
 	}
 	if (!policy_check_applies(&root, policy, error) ||

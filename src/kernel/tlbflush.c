@@ -153,3 +153,24 @@ void flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm *mm, const 
 	k->policy->arch->flush_range(k, cpu, mm, vma, start, end, stride_shift, freed_tables, now,
 				     &done);
 }
+
+void flush_tlb_gathered(struct kernel *k, struct cpu *cpu, struct mm *mm, const struct vma *vma,
+			uint64_t start, uint64_t end, unsigned stride_shift, bool freed_tables,
+			const struct tlb_access *seen, uint64_t now, struct kcont done)
+{
+	const struct flush_targets_ops *targets = k->policy->targets;
+	enum flush_reach reach =
+	    targets->reach ? targets->reach(k, cpu, seen, freed_tables) : FLUSH_REACH_MM;
+	switch (reach) {
+	case FLUSH_REACH_NONE:
+		kcont_call(k, done, now);
+		return;
+	case FLUSH_REACH_LOCAL:
+		k->policy->arch->flush_range_local(k, cpu, mm, vma, start, end, stride_shift,
+						   freed_tables, now, &done);
+		return;
+	case FLUSH_REACH_MM:
+		break;
+	}
+	flush_tlb_mm_range(k, cpu, mm, vma, start, end, stride_shift, freed_tables, now, done);
+}

@@ -41,6 +41,7 @@ struct mmu_gather {
 	uint64_t start;
 	uint64_t end;
 	bool freed_tables;
+	struct tlb_access access; /* ABIS: the changed PTEs' old A bits and accessors */
 };
 
 static void tlb_gather_mmu(struct mmu_gather *tlb)
@@ -48,6 +49,20 @@ static void tlb_gather_mmu(struct mmu_gather *tlb)
 	tlb->start = UINT64_MAX;
 	tlb->end = 0;
 	tlb->freed_tables = false;
+	tlb->access = (struct tlb_access){.accessed = false, .foreign = false};
+}
+
+/*
+ * ABIS: fold the old value of a PTE the gather changes (read before the
+ * change clears it, as ptep_get_and_clear() returns it) into what the
+ * gather has seen: any A bit, and any accessor other than @cpu.
+ */
+static void tlb_gather_access(struct mmu_gather *tlb, const struct pte *old, unsigned cpu)
+{
+	if (!old->accessed)
+		return;
+	tlb->access.accessed = true;
+	tlb->access.foreign |= old->accessor != cpu;
 }
 
 /*
@@ -451,10 +466,12 @@ static uint64_t zap_ptes(struct vm_call *call, uint64_t start, uint64_t end,
 	struct vma *vma = call->vma;
 	uint64_t size = page_size_bytes(vma->page_size);
 	for (uint64_t addr = start; addr < end; addr += size) {
-		bool zero_page = vma_pte(vma, addr)->zero_page; /* not ours to free */
+		const struct pte old = *vma_pte(vma, addr);
+		bool zero_page = old.zero_page; /* not ours to free */
 		uint32_t held;
 		if (mm_zap_pte_frame(call->mm, vma, addr, &held)) {
 			tlb_adjust_range(tlb, addr, addr + size);
+			tlb_gather_access(tlb, &old, call->cpu->id);
 			if (!zero_page)
 				call->freed_pages++;
 			held_frames_add(call->k, &call->held, vma->page_size, held);
@@ -494,7 +511,10 @@ static uint64_t vm_munmap_apply(struct vm_call *call, struct mmu_gather *tlb)
 }
 
 /* change_protection(): every present PTE is rewritten; only a downgrade needs
- * old translations gone.  The whole range is flushed if any PTE changed. */
+ * old translations gone.  The whole range is flushed if any PTE changed.
+ * Every present PTE's A bit and accessor enter the gather (the kernel reads
+ * each with ptep_modify_prot_start()); only a downgrade clears them, since
+ * after an upgrade the old read-only entries stay in the TLBs. */
 static uint64_t vm_mprotect_apply(struct vm_call *call, struct mmu_gather *tlb)
 {
 	struct vma *vma = call->vma;
@@ -508,6 +528,7 @@ static uint64_t vm_mprotect_apply(struct vm_call *call, struct mmu_gather *tlb)
 		if (!pte->present)
 			continue;
 		changed = true;
+		tlb_gather_access(tlb, pte, call->cpu->id);
 		/* Making a PTE writable allocates no generation (older
 		 * translations stay right); the zero page stays read-only. */
 		if (call->writable) {
@@ -553,6 +574,7 @@ static uint64_t vm_fault_copy(struct vm_call *call, struct mmu_gather *tlb, uint
 	struct kernel *k = call->k;
 	uint64_t size = page_size_bytes(call->vma->page_size);
 	sched_revoke_quiet(k);
+	tlb_gather_access(tlb, vma_pte(call->vma, call->addr), call->cpu->id);
 	mm_cow_zero_page(call->mm, call->vma, call->addr);
 	vma_pte(call->vma, call->addr)->dirty = true; /* maybe_mkwrite(pte_mkdirty()) */
 	call->start = call->addr;
@@ -636,17 +658,35 @@ static bool tlb_finish_mmu_range(struct kernel *k, struct vm_call *call, uint64_
 	return true;
 }
 
+/*
+ * Is this call's flush the only one the mm may still owe?  No other gather
+ * in flight (whose flush may not yet have reached entries older than the A
+ * bits this call read: mm_tlb_flush_pending()) and no reclaim flush
+ * deferred.  Only then can ABIS trust the A bits alone; else a narrowed
+ * flush could return, and commit, before the other flush lands.
+ */
+static bool vm_flush_alone(const struct vm_call *call)
+{
+	return call->mm->tlb_flush_pending == (call->gathering ? 1u : 0u) &&
+	       !call->mm->tlb_flush_batched;
+}
+
 /* tlb_finish_mmu() at @t: flush [start, end) (widened for nested gathers),
- * then the call returns (vm_flushed()). */
+ * then the call returns (vm_flushed()).  @seen: what the gather read of the
+ * changed PTEs' A bits (ABIS), or NULL if it read none. */
 static void vm_finish_mmu(struct kernel *k, struct vm_call *call, uint64_t start, uint64_t end,
-			  bool freed_tables, uint64_t t)
+			  bool freed_tables, const struct tlb_access *seen, uint64_t t)
 {
 	struct kcont flushed = {.fn = vm_flushed, .ctx = call};
+	unsigned shift = tlb_get_unmap_shift(call->vma);
 	if (!tlb_finish_mmu_range(k, call, &start, &end, &freed_tables))
 		vm_flushed(k, call, t);
+	else if (seen && vm_flush_alone(call))
+		flush_tlb_gathered(k, call->cpu, call->mm, call->vma, start, end, shift,
+				   freed_tables, seen, t, flushed);
 	else
-		flush_tlb_mm_range(k, call->cpu, call->mm, call->vma, start, end,
-				   tlb_get_unmap_shift(call->vma), freed_tables, t, flushed);
+		flush_tlb_mm_range(k, call->cpu, call->mm, call->vma, start, end, shift,
+				   freed_tables, t, flushed);
 }
 
 /* flush_tlb_batched_pending() done at @time: the walk goes on from a global
@@ -682,7 +722,9 @@ static void vm_pageout_walk(struct vm_call *call)
 static void vm_pageout_finish_event(void *target, uint64_t time)
 {
 	struct vm_call *call = target;
-	vm_finish_mmu(call->k, call, call->tlb.start, call->tlb.end, call->tlb.freed_tables, time);
+	/* Aging clears no A bit ABIS reads: Linux's flush. */
+	vm_finish_mmu(call->k, call, call->tlb.start, call->tlb.end, call->tlb.freed_tables, NULL,
+		      time);
 }
 
 /* reclaim_pages() done at @time: tlb_finish_mmu() from an event at that time
@@ -773,7 +815,7 @@ static void vm_apply_event(void *target, uint64_t unused)
 		start = tlb.start;
 		end = tlb.end;
 	}
-	vm_finish_mmu(k, call, start, end, tlb.freed_tables, t);
+	vm_finish_mmu(k, call, start, end, tlb.freed_tables, &tlb.access, t);
 }
 
 /*
@@ -811,7 +853,8 @@ static void vm_call_enter(struct vm_call *call, uint64_t now)
 {
 	const struct topology_costs *costs = &call->k->machine->topology->costs;
 	if (call->kind == VM_FAULT) {
-		call->entry_rest = costs->page_fault;
+		/* ABIS's accessor bookkeeping (0 under other policies). */
+		call->entry_rest = costs->page_fault + call->k->policy->abis_track_cycles;
 		vm_lock(call, now);
 	} else {
 		call->entry_rest = costs->vma_op;

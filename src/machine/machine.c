@@ -10,6 +10,8 @@
  * share capacity, never translations; invalidation scope follows the
  * topology's smt_invalidation.  A paging-structure cache per CPU remembers
  * the PTE pages of recently walked 2 MiB spans, for the freed-table checker.
+ * A walk that fills a TLB sets the PTE's Accessed bit and accessor
+ * (pte_mark_accessed(), mm.h), as x86 hardware sets A; hits touch neither.
  * A walk costs the topology's page_walk plus what its page-table loads add
  * beyond resident_cycles at the data cache level that holds each line (none
  * without cache levels); the data lines of accesses go through the same
@@ -451,14 +453,16 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	*cycles += (overlap == TRANSLATE_DEPENDENT ? walk_end : walk_start) - now;
 	machine_fill_probed(cpu, list, probe, nr, asid, pte->gen, pte->pfn, pte->writable);
 	pte->dirty |= write;
+	pte_mark_accessed(pte, cpu->id);
 	return TRANSLATE_OK;
 }
 
 void machine_fill(struct cpu *cpu, uint16_t asid, struct vma *vma, uint64_t vaddr)
 {
-	const struct pte *pte = vma_pte(vma, vaddr);
+	struct pte *pte = vma_pte(vma, vaddr);
 	g_assert(pte->present);
 	cpu->counters.page_walks++;
+	pte_mark_accessed(pte, cpu->id);
 	for (unsigned p = 0; p < cpu->nr_probe[vma->page_size]; p++)
 		tlb_fill_perm(cpu->probe[vma->page_size][p].tlb, vaddr, vma->page_size, asid,
 			      cpu->tlb_owner, pte->gen, pte->pfn, pte->writable);

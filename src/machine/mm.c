@@ -11,6 +11,8 @@
  * A populated PTE gets a frame from the mm's allocator (frame.h), fork's
  * copy shares its parent's, and a zap drops the reference; freeing a frame
  * whose last reference went is the zapper's business (after its flush).
+ * Every change that bumps @pending clears the PTE's Accessed bit and accessor
+ * (mm.h); a not-present PTE is never accessed.
  * Invariant: pmd_users[i] == number of mapped VMAs overlapping span i.
  */
 #include <glib.h>
@@ -228,6 +230,9 @@ static struct pte *mm_set_present(struct mm *mm, struct vma *vma, uint64_t addr,
 	struct pte *pte = vma_pte(vma, addr);
 	/* A present PTE's frame would lose a reference nobody puts. */
 	g_assert(!(pte->present && pte->pfn && mm->frames));
+	/* A not-present PTE was cleared (or never walked): no TLB holds it, so
+	 * the new page starts with A clear, as the kernel's mk_pte() makes it. */
+	g_assert(pte->present || !pte->accessed);
 	pte->present = true;
 	pte->writable = writable && vma->writable;
 	pte->zero_page = false;
@@ -265,9 +270,13 @@ void mm_copy_pte(struct mm *mm, struct vma *vma, uint64_t addr, const struct pte
 		frame_get(mm->frames, vma->page_size, pte->pfn, mm->id, pte->gen);
 }
 
-/* A change that makes older translations of @pte wrong (see mm.h). */
+/* A change that makes older translations of @pte wrong (see mm.h); A and
+ * the accessor go with it (the caller read them first, as the old value of
+ * ptep_get_and_clear()). */
 static void mm_invalidating_change(struct mm *mm, struct vma *vma, struct pte *pte)
 {
+	pte->accessed = false;
+	pte->accessor = 0;
 	pte->gen = mm_next_gen(mm);
 	pte->pending = pte->gen;
 	vma->epoch++;

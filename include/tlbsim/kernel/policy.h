@@ -33,14 +33,36 @@ struct flush_range_ops {
 };
 
 /*
+ * What an mmu_gather read from the old values of the PTEs it changed (ABIS,
+ * docs/beyond.md): was any Accessed bit set, and was any accessed PTE's
+ * accessor another CPU than the gathering one (or shared).
+ */
+struct tlb_access {
+	bool accessed;
+	bool foreign;
+};
+
+/* How far a gathered flush must reach (flush_tlb_gathered(), tlbflush.h). */
+enum flush_reach {
+	FLUSH_REACH_NONE,  /* no TLB can hold the range: no flush at all */
+	FLUSH_REACH_LOCAL, /* only the initiator's TLB: a local flush, no targets */
+	FLUSH_REACH_MM,    /* Linux's: the local flush and the selected targets */
+};
+
+/*
  * Which CPUs of mm_cpumask a shootdown interrupts: writes the targets (never
- * the initiator) to @targets and returns their number.
+ * the initiator) to @targets and returns their number.  @reach (NULL: always
+ * FLUSH_REACH_MM) narrows a flush whose caller gathered the PTEs' access
+ * bits (@seen), and counts its verdict on @self; a flush that freed page
+ * tables is never narrowed.
  */
 struct flush_targets_ops {
 	const char *name;
 	const char *imitates;
 	unsigned (*select)(const struct kernel *k, const struct cpu *self, const struct mm *mm,
 			   unsigned *targets);
+	enum flush_reach (*reach)(const struct kernel *k, struct cpu *self,
+				  const struct tlb_access *seen, bool freed_tables);
 };
 
 /*
@@ -92,6 +114,13 @@ struct flush_arch_ops {
 			    const struct vma *vma, uint64_t start, uint64_t end,
 			    unsigned stride_shift, bool freed_tables, uint64_t now,
 			    const struct kcont *done);
+	/* flush_range() narrowed to the initiator's own TLB: the range rule
+	 * and the local flush, no remote one (ABIS's local-only flush; NULL
+	 * where no such path is modelled). */
+	void (*flush_range_local)(struct kernel *k, struct cpu *cpu, struct mm *mm,
+				  const struct vma *vma, uint64_t start, uint64_t end,
+				  unsigned stride_shift, bool freed_tables, uint64_t now,
+				  const struct kcont *done);
 	/* should_defer_flush() -> arch_tlbbatch_should_defer() */
 	bool (*should_defer)(const struct kernel *k, const struct cpu *cpu, const struct mm *mm);
 	/* arch_tlbbatch_add_pending(): returns the cycles it costs now. */
@@ -221,6 +250,7 @@ struct policy {
 	unsigned tick_hz;     /* the scheduler tick, where a mechanism sweeps at it */
 	/* Early ack even for a flush that freed page tables (the RFC forbids it). */
 	bool early_ack_freed_tables;
+	uint64_t abis_track_cycles; /* ABIS: accessor bookkeeping per page fault (0 elsewhere) */
 	/* Knobs read by the ops. */
 	int tlb_flushall_shift;      /* POLICY_SHIFT_FROM_CPU: the topology's cpuid value */
 	unsigned single_page_flush_ceiling;
@@ -248,6 +278,7 @@ extern const struct flush_range_ops flush_range_tlb_flushall_shift;
 extern const struct flush_range_ops flush_range_single_page_ceiling;
 extern const struct flush_targets_ops flush_targets_mm_cpumask;
 extern const struct flush_targets_ops flush_targets_smt_dedup;
+extern const struct flush_targets_ops flush_targets_abis;
 extern const struct lazy_tlb_ops lazy_tlb_strict;
 extern const struct lazy_tlb_ops lazy_tlb_pcid;
 extern const struct lazy_tlb_ops lazy_tlb_lazier;

@@ -81,6 +81,17 @@ void flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm *mm, const 
 			uint64_t start, uint64_t end, unsigned stride_shift, bool freed_tables,
 			uint64_t now, struct kcont done);
 
+/**
+ * flush_tlb_gathered() - flush_tlb_mm_range() for an mmu_gather that read the
+ * Accessed bit and accessor of every PTE it changed (@seen): the policy's
+ * target set may narrow it to the initiator's TLB or drop it
+ * (flush_targets_ops.reach: ABIS); else, and always for other target sets,
+ * flush_tlb_mm_range().
+ */
+void flush_tlb_gathered(struct kernel *k, struct cpu *cpu, struct mm *mm, const struct vma *vma,
+			uint64_t start, uint64_t end, unsigned stride_shift, bool freed_tables,
+			const struct tlb_access *seen, uint64_t now, struct kcont done);
+
 
 /*
  * Building blocks for the era and arch ops (kernel/arch/); each

@@ -35,7 +35,37 @@ struct pte {
 	 * write fault that maps it, pte_mkdirty()); gone with the PTE when it is
 	 * zapped, its page then written out or freed. */
 	bool dirty;
+	/* ABIS's view of the TLBs (docs/beyond.md): the x86 Accessed bit, set by
+	 * a page walk that fills a TLB from the PTE (machine_translate()'s miss
+	 * path, machine_fill()), and the one CPU whose walk loaded it, or
+	 * PTE_ACCESSOR_SHARED once a second CPU's has.  Cleared together with
+	 * every change that makes older translations wrong (zap, write-protect,
+	 * copy of the zero page), the old value read by the changer as from
+	 * ptep_get_and_clear().  Invariant: a PTE with @accessed false is in no
+	 * TLB, but for entries of an older change whose flush is still owed; a
+	 * not-present PTE is never accessed.  Kept for every policy (the walker
+	 * sets it for free); only flush_targets "abis" reads it. */
+	bool accessed;
+	uint16_t accessor;
 };
+
+/* 20 bytes of generations, frame and flags, 3 of ABIS state, 1 of padding:
+ * millions of pages per run, so kept small. */
+_Static_assert(sizeof(struct pte) == 24, "struct pte grew");
+
+#define PTE_ACCESSOR_SHARED UINT16_MAX
+
+/* A page walk of @cpu loaded @pte into a TLB: the hardware sets A, ABIS
+ * learns the accessor. */
+static inline void pte_mark_accessed(struct pte *pte, unsigned cpu)
+{
+	if (!pte->accessed) {
+		pte->accessed = true;
+		pte->accessor = (uint16_t)cpu;
+	} else if (pte->accessor != cpu) {
+		pte->accessor = PTE_ACCESSOR_SHARED;
+	}
+}
 
 struct mm;
 

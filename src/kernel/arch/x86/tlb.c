@@ -163,10 +163,12 @@ static uint64_t flush_decide(struct kernel *k, const struct mm *mm, const struct
 	return k->policy->range->pages_to_flush(k, mm, vma, start, end, *stride_shift);
 }
 
-static void x86_flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm *mm,
-				   const struct vma *vma, uint64_t start, uint64_t end,
-				   unsigned stride_shift, bool freed_tables, uint64_t now,
-				   const struct kcont *done)
+/* flush_tlb_mm_range(); @remote false: ABIS's local-only flush, which skips
+ * native_flush_tlb_others() (and INVLPGB) as if no other CPU were in the mask. */
+static void x86_flush_range(struct kernel *k, struct cpu *cpu, struct mm *mm,
+			    const struct vma *vma, uint64_t start, uint64_t end,
+			    unsigned stride_shift, bool freed_tables, bool remote, uint64_t now,
+			    const struct kcont *done)
 {
 	struct cpu_tlbstate *ts = tlbflush_state(k, cpu);
 	const struct lazy_tlb_ops *lazy = k->policy->lazy;
@@ -195,7 +197,7 @@ static void x86_flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm 
 		info->trim_cpumask = true;
 		mm->next_trim_cpumask = t + trim_ns;
 	}
-	if (invlpgb_enabled(k) && mm->global_asid) {
+	if (remote && invlpgb_enabled(k) && mm->global_asid) {
 		struct kcont cont = info->done;
 		uint64_t s = info->start, e = info->end, gen = info->new_tlb_gen;
 		unsigned shift = info->stride_shift;
@@ -208,7 +210,7 @@ static void x86_flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm 
 	if (loaded)
 		local = lazy->flush_tlb_func(k, cpu, info, true, t);
 	unsigned first = mm_cpumask_next(mm, 0);
-	bool others = first < mm->nr_cpus &&
+	bool others = remote && first < mm->nr_cpus &&
 		      (first != cpu->id || mm_cpumask_next(mm, cpu->id + 1) < mm->nr_cpus);
 	if (!(others && k->policy->concurrent_local_flush))
 		trace_local_flush(k, cpu->id, t, local);
@@ -224,6 +226,23 @@ static void x86_flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm 
 	}
 	native_flush_tlb_others(k, cpu, info, mm, t, local);
 	consider_global_asid(k, mm);
+}
+
+static void x86_flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm *mm,
+				   const struct vma *vma, uint64_t start, uint64_t end,
+				   unsigned stride_shift, bool freed_tables, uint64_t now,
+				   const struct kcont *done)
+{
+	x86_flush_range(k, cpu, mm, vma, start, end, stride_shift, freed_tables, true, now, done);
+}
+
+static void x86_flush_tlb_local_range(struct kernel *k, struct cpu *cpu, struct mm *mm,
+				      const struct vma *vma, uint64_t start, uint64_t end,
+				      unsigned stride_shift, bool freed_tables, uint64_t now,
+				      const struct kcont *done)
+{
+	x86_flush_range(k, cpu, mm, vma, start, end, stride_shift, freed_tables, false, now,
+			done);
 }
 
 /* arch_tlbbatch_should_defer(): only worth it if another CPU may cache the mm. */
@@ -324,6 +343,7 @@ const struct flush_arch_ops flush_arch_x86 = {
 		    "arch_tlbbatch_* (IPIs)",
 	.arch = ARCH_X86,
 	.flush_range = x86_flush_tlb_mm_range,
+	.flush_range_local = x86_flush_tlb_local_range,
 	.should_defer = x86_should_defer,
 	.batch_add_pending = x86_batch_add_pending,
 	.batch_flush = x86_batch_flush,
