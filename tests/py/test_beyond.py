@@ -42,7 +42,8 @@ class Beyond(unittest.TestCase):
         with open(beyond.DOC) as f:
             text = f.read()
         results = beyond.load()
-        for table in (beyond.grid_table, beyond.latr_table, beyond.rfc_table):
+        for table in (beyond.grid_table, beyond.latr_table, beyond.abis_table,
+                      beyond.rfc_table):
             self.assertIn(table(results), text, f"{table.__name__}: run plots/beyond.py --reuse")
 
 
