@@ -6,25 +6,13 @@
  */
 #include <criterion/criterion.h>
 #include <glib.h>
+#include "cases.h"
 #include "support.h"
 #include "tlbsim/util/histogram.h"
 
-/* cpu 1 reads the one-page "victim" from 0 until cpu 0 is done; cpu 0
- * zaps it with MADV_DONTNEED at 100 us. */
-static const char *const madvise_case =
-	"{\"name\": \"ack\","
-	" \"regions\": [{\"name\": \"victim\", \"size\": 4096, \"populate\": \"all\"}],"
-	" \"tasks\": ["
-	"  {\"name\": \"caller\", \"cpu\": 0, \"program\": ["
-	"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
-	"    {\"op\": \"compute\", \"cycles\": 100000},"
-	"    {\"op\": \"madvise\", \"region\": \"victim\", \"advice\": \"dontneed\"},"
-	"    {\"op\": \"compute\", \"cycles\": 100000},"
-	"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
-	"  {\"name\": \"reader\", \"cpu\": 1, \"program\": ["
-	"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
-	"    {\"op\": \"access\", \"region\": \"victim\", \"pattern\": \"sequential\","
-	"     \"pages\": 1, \"while_flag\": \"run\", \"write\": 0, \"cycles\": 10}]}]}";
+/* cpu 1 reads the one-page "victim" until 100 us after cpu 0 zaps it with
+ * MADV_DONTNEED at 100 us. */
+#define MADVISE_CASE() two_cpu_case_after(1, DONTNEED_OP, 100000)
 
 static uint64_t op_ns(const struct support_run *r)
 {
@@ -39,9 +27,10 @@ static uint64_t op_ns(const struct support_run *r)
  */
 Test(shootdown, early_ack_saves_the_remote_flush_and_stays_coherent)
 {
+	char *w = MADVISE_CASE();
 	const char *const late[] = {"flush_completion=remote_flush_done", NULL};
-	struct support_run after = support_run("tiny-2cpu.json", "early-ack", late, madvise_case);
-	struct support_run early = support_run("tiny-2cpu.json", "early-ack", NULL, madvise_case);
+	struct support_run after = support_run("tiny-2cpu.json", "early-ack", late, w);
+	struct support_run early = support_run("tiny-2cpu.json", "early-ack", NULL, w);
 	cr_assert_eq(op_ns(&after) - op_ns(&early), 200, "%lu vs %lu",
 		     (unsigned long)op_ns(&after), (unsigned long)op_ns(&early));
 	cr_assert_eq(CPU(early, 1, nr_tlb_remote_flush_received), 1);
@@ -50,20 +39,23 @@ Test(shootdown, early_ack_saves_the_remote_flush_and_stays_coherent)
 	cr_assert_eq(CPU(early, 1, irq_cycles), CPU(after, 1, irq_cycles), "the same handler");
 	support_run_free(&after);
 	support_run_free(&early);
+	g_free(w);
 }
 
 /* An initiator that does not wait at all returns once its IPI is sent; the
  * reader hits its old entry until the interrupt arrives: caught. */
 Test(shootdown, no_wait_is_caught)
 {
+	char *w = MADVISE_CASE();
 	const char *const none[] = {"flush_completion=none", NULL};
-	struct support_run r = support_run("tiny-2cpu.json", "early-ack", none, madvise_case);
+	struct support_run r = support_run("tiny-2cpu.json", "early-ack", none, w);
 	cr_assert_eq(CPU(r, 1, nr_tlb_remote_flush_received), 1, "the flush still happens");
 	/* From the return to the IPI's arrival and handler: at most the send
 	 * (200), the flight (1000) and the entry (300) at 10 cycles a read. */
 	cr_assert_gt(r.result->total.stale_hits, 0);
 	cr_assert_leq(r.result->total.stale_hits, 150);
 	support_run_free(&r);
+	g_free(w);
 }
 
 /* cpu 1 walks all 16 pages of "victim" (its PDE cache then holds the PTE
