@@ -91,13 +91,18 @@ static void print_threads_note(const struct sim_result *r)
 	g_string_free(why, TRUE);
 }
 
-static void print_stale(const struct sim_result *r, const struct topology *topo)
+static void print_stale(const struct sim_result *r, const struct topology *topo,
+			const struct policy *policy)
 {
 	if (r->total.stale_hits)
 		g_printerr("tlbsim: %" G_GUINT64_FORMAT
 			   " stale TLB hits: a CPU used a translation after the change that "
-			   "invalidated it had returned\n",
-			   r->total.stale_hits);
+			   "invalidated it had returned%s\n",
+			   r->total.stale_hits,
+			   policy->completion == FLUSH_COMPLETION_NONE
+				   ? " (this policy's initiators do not wait for their targets: "
+				     "only stale_reuse and stale_pwc break what it promises)"
+				   : "");
 	if (r->total.stale_reuse)
 		g_printerr("tlbsim: %" G_GUINT64_FORMAT
 			   " of them on a frame allocated again since the entry was filled: "
@@ -284,7 +289,7 @@ int single_run(const struct options *o, const struct labels *labels,
 			g_printerr("%s\n", summary);
 			g_free(summary);
 		}
-		print_stale(result, inputs.topology);
+		print_stale(result, inputs.topology, inputs.policy);
 		print_threads_note(result);
 		if (o->stat) {
 			GString *block = g_string_new(NULL);
