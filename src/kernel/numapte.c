@@ -15,7 +15,8 @@
  * to the walk) and one more pte_op per extra replica for every PTE the
  * kernel writes (vm.c).
  * Simplifies: a span (2 MiB, one PTE page) is replicated whole at its first
- * walk from a node, whatever level the walk ends at (a 2 MiB leaf too);
+ * walk from a node, whatever level the walk ends at (a 2 MiB leaf too: VMAs
+ * are 4K or 2M, so no page spans two PTE-page spans);
  * upper levels are taken as replicated everywhere, for free.
  * Invariant (the safety argument): the bit of a node is set before any of
  * its CPUs can cache a translation of the span and stays set until the
