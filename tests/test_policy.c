@@ -234,7 +234,7 @@ Test(policy_names, flush_targets)
 	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
 		     "\"munmap_flush_range\": \"vma\", \"flush_targets\": \"smt-dedup\", \"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"huge_page_range\": \"per_4k\", \"reclaim_flush\": \"batched\", \"pcid\": false}",
 		     "t.json: $.flush_targets: expected one of \"mm_cpumask\", \"smt_dedup\", "
-		     "\"abis\", got \"smt-dedup\" (did you mean \"smt_dedup\"?)");
+		     "\"abis\", \"numapte\", got \"smt-dedup\" (did you mean \"smt_dedup\"?)");
 	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
 		     "\"munmap_flush_range\": \"vma\"}",
 		     "t.json: $: missing required key \"flush_targets\"");
@@ -635,9 +635,65 @@ Test(policy_abis, knob_and_names_are_checked)
 	typo = g_strjoinv("\"flush_targets\": \"abs\"", parts);
 	g_strfreev(parts);
 	expect_error(typo, "t.json: $.flush_targets: expected one of \"mm_cpumask\", "
-			   "\"smt_dedup\", \"abis\", got \"abs\" (did you mean \"abis\"?)");
+			   "\"smt_dedup\", \"abis\", \"numapte\", got \"abs\" (did you mean \"abis\"?)");
 	g_free(typo);
 	expect_error(ABIS_BASE "\"arch\": \"arm64\", \"lazy_tlb\": \"arm64\"}",
 		     "t.json: $.flush_targets: flush_targets \"abis\" narrows flushes to the "
+		     "local TLB, which only arch \"x86\" models; arch is \"arm64\"");
+}
+
+/* ---- numaPTE (flush_targets "numapte") ----------------------------------------- */
+
+#define NUMAPTE_BASE                                                                           \
+	"{\"name\": \"t\", \"range_flush\": \"single_page_flush_ceiling\", "                      \
+	"\"munmap_flush_range\": \"gathered\", \"flush_targets\": \"numapte\", "                 \
+	"\"huge_page_range\": \"per_stride\", \"reclaim_flush\": \"batched\", \"pcid\": true, "
+
+Test(policy_numapte, preset_and_default_cost)
+{
+	struct policy *p = load_file(TLBSIM_SOURCE_DIR "/policies/numapte.json");
+	cr_expect_eq(p->targets, &flush_targets_numapte);
+	cr_expect_not_null(p->targets->reach);
+	cr_expect_eq(p->transport, &flush_transport_ipi, "Linux's transport, waited for");
+	cr_expect_eq(p->numapte_replica_cycles, 2000);
+	cr_expect_eq(p->abis_track_cycles, 0);
+	cr_expect(p->concurrent_local_flush, "linux-6.8's other choices");
+	policy_free(p);
+	p = load_ok(NUMAPTE_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"lazier\"}");
+	cr_expect_eq(p->numapte_replica_cycles, 2000, "the estimate is the default");
+	policy_free(p);
+	p = load_ok(NUMAPTE_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"lazier\", "
+				 "\"numapte_replica_cycles\": 0}");
+	cr_expect_eq(p->numapte_replica_cycles, 0);
+	policy_free(p);
+	p = with_ok("");
+	cr_expect_eq(p->numapte_replica_cycles, 0, "no replicas to pay for outside numaPTE");
+	policy_free(p);
+}
+
+Test(policy_numapte, knob_and_names_are_checked)
+{
+	expect_with_error("\"numapte_replica_cycles\": 100",
+			  "t.json: $.numapte_replica_cycles: only flush_targets \"numapte\" reads "
+			  "it; this policy has flush_targets \"mm_cpumask\"");
+	expect_error(NUMAPTE_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"lazier\", "
+				  "\"numapte_replica_cycle\": 100}",
+		     "t.json: $: unknown key \"numapte_replica_cycle\" (did you mean "
+		     "\"numapte_replica_cycles\"?)");
+	expect_error(NUMAPTE_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"lazier\", "
+				  "\"numapte_replica_cycles\": 1000001}",
+		     "t.json: $.numapte_replica_cycles: expected an integer in [0, 1000000], "
+		     "got 1000001");
+	char *typo = with("");
+	char **parts = g_strsplit(typo, "\"flush_targets\": \"mm_cpumask\"", 2);
+	g_free(typo);
+	typo = g_strjoinv("\"flush_targets\": \"numa_pte\"", parts);
+	g_strfreev(parts);
+	expect_error(typo, "t.json: $.flush_targets: expected one of \"mm_cpumask\", "
+			   "\"smt_dedup\", \"abis\", \"numapte\", got \"numa_pte\" (did you mean "
+			   "\"numapte\"?)");
+	g_free(typo);
+	expect_error(NUMAPTE_BASE "\"arch\": \"arm64\", \"lazy_tlb\": \"arm64\"}",
+		     "t.json: $.flush_targets: flush_targets \"numapte\" narrows flushes to the "
 		     "local TLB, which only arch \"x86\" models; arch is \"arm64\"");
 }

@@ -320,6 +320,7 @@ static char *gen_policy(struct gen *g, struct gen_case *c, bool short_slices)
 		"linux-4.5",  "linux-3.11", "linux-4.5-smt-dedup", "linux-3.6", "linux-4.19",
 		"linux-4.20", "linux-6.8",  "linux-6.14",	   "linux-6.15", "latr",
 		"latr-released", "early-ack",	   "intel-rar", "abis",
+		"numapte",
 	};
 	c->policy_name = presets[rng_below(&g->rng, G_N_ELEMENTS(presets))];
 	if (strcmp(c->policy_name, "intel-rar") == 0 && !c->rar)

@@ -26,9 +26,9 @@
 
 /* The Linux path for whatever is not narrowed: every other CPU of the mask. */
 static unsigned select_abis(const struct kernel *k, const struct cpu *self, const struct mm *mm,
-			    unsigned *targets)
+			    uint64_t nodes, unsigned *targets)
 {
-	return flush_targets_mm_cpumask.select(k, self, mm, targets);
+	return flush_targets_mm_cpumask.select(k, self, mm, nodes, targets);
 }
 
 static enum flush_reach reach_abis(const struct kernel *k, struct cpu *self,

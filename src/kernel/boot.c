@@ -14,6 +14,7 @@ void kernel_boot(struct kernel *k, const struct policy *policy, struct engine *e
 		 struct machine *machine)
 {
 	*k = (struct kernel){.engine = engine, .machine = machine, .policy = policy};
+	machine->replica_cycles = policy->numapte_replica_cycles; /* 0 but under numaPTE */
 	kernel_init_inflight(k);
 	k->init_mm = mm_new(0, machine->nr_cpus);
 	sched_new(k);

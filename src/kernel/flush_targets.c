@@ -8,9 +8,10 @@
 
 /* Every other CPU in mm_cpumask (smp_call_function_many skips the caller). */
 static unsigned select_mm_cpumask(const struct kernel *k, const struct cpu *self,
-				  const struct mm *mm, unsigned *targets)
+				  const struct mm *mm, uint64_t nodes, unsigned *targets)
 {
 	(void)k;
+	(void)nodes;
 	unsigned n = 0;
 	for (unsigned c = mm_cpumask_next(mm, 0); c < mm->nr_cpus; c = mm_cpumask_next(mm, c + 1))
 		if (c != self->id)
@@ -31,8 +32,9 @@ const struct flush_targets_ops flush_targets_mm_cpumask = {
  * The caller is then skipped as smp_call_function_many() does.
  */
 static unsigned select_smt_dedup(const struct kernel *k, const struct cpu *self,
-				 const struct mm *mm, unsigned *targets)
+				 const struct mm *mm, uint64_t nodes, unsigned *targets)
 {
+	(void)nodes;
 	const struct machine *m = k->machine;
 	unsigned nr_cpus = m->nr_cpus;
 	bool *in = g_new0(bool, nr_cpus);

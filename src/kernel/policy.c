@@ -18,6 +18,7 @@ static const struct flush_targets_ops *const targets_ops[] = {
 	&flush_targets_mm_cpumask,
 	&flush_targets_smt_dedup,
 	&flush_targets_abis,
+	&flush_targets_numapte,
 	NULL,
 };
 
@@ -110,6 +111,7 @@ static const char *const policy_keys[] = {
 	"tick_hz",
 	"early_ack_freed_tables",
 	"abis_track_cycles",
+	"numapte_replica_cycles",
 	"sched",
 	"$schema", /* the editor's: docs/schema/policy.schema.json */
 	NULL,
@@ -204,6 +206,8 @@ static bool policy_check_applies(const struct config_node *root, const struct po
 	     "flush_completion \"handler_entry\"", completion},
 	    {"abis_track_cycles", policy->targets == &flush_targets_abis, "flush_targets \"abis\"",
 	     targets},
+	    {"numapte_replica_cycles", policy->targets == &flush_targets_numapte,
+	     "flush_targets \"numapte\"", targets},
 	};
 	bool ok = true;
 	for (unsigned i = 0; ok && i < G_N_ELEMENTS(knobs); i++) {
@@ -396,6 +400,8 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	uint64_t latr_states = 256, tick_hz = 1000;
 	/* ABIS's accessor bookkeeping per fault: an estimate (policies/abis.json). */
 	uint64_t abis_track_cycles = 200;
+	/* numaPTE's copy of a PTE page to a new node: an estimate (policies/numapte.json). */
+	uint64_t numapte_replica_cycles = 2000;
 
 	if (!config_check_keys(&root, policy_keys, error) ||
 	    !config_get_string(&root, "name", true, &policy->name, error) ||
@@ -440,7 +446,9 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	    !policy_read_bool(&root, "early_ack_freed_tables", false,
 			      &policy->early_ack_freed_tables, error) ||
 	    !config_get_u64(&root, "abis_track_cycles", false, 0, 1000000, &abis_track_cycles,
-			    error))
+			    error) ||
+	    !config_get_u64(&root, "numapte_replica_cycles", false, 0, 1000000,
+			    &numapte_replica_cycles, error))
 		goto out_free_policy;
 	policy->transport = transport_ops[transport];
 	policy->completion = (enum flush_completion)completion;
@@ -450,6 +458,8 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	policy->tick_hz = (unsigned)tick_hz;
 	bool abis = targets_ops[targets] == &flush_targets_abis;
 	policy->abis_track_cycles = abis ? abis_track_cycles : 0;
+	bool numapte = targets_ops[targets] == &flush_targets_numapte;
+	policy->numapte_replica_cycles = numapte ? numapte_replica_cycles : 0;
 	policy->range = range_ops[range];
 	policy->targets = targets_ops[targets];
 	policy->arch = arch_ops[arch];

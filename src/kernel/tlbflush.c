@@ -49,6 +49,7 @@ void tlbflush_init(struct kernel *k)
 		ts->active_mm = k->init_mm;
 		ts->is_lazy = true;
 		ts->next_asid = 1;
+		ts->flush_nodes = FLUSH_NODES_ALL;
 		ts->ctxs[0] = (struct tlb_context){.mm = k->init_mm, .tlb_gen = 0};
 		mm_cpumask_set(k->init_mm, c);
 	}
@@ -143,7 +144,8 @@ unsigned tlbflush_check_acked_flushes(struct kernel *k, const struct mm *mm, uin
 unsigned tlbflush_select_targets(const struct kernel *k, const struct cpu *self,
 				 const struct mm *mm, unsigned *targets)
 {
-	return k->policy->targets->select(k, self, mm, targets);
+	return k->policy->targets->select(k, self, mm, tlbflush_state(k, self)->flush_nodes,
+					  targets);
 }
 
 void flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm *mm, const struct vma *vma,
@@ -152,6 +154,30 @@ void flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm *mm, const 
 {
 	k->policy->arch->flush_range(k, cpu, mm, vma, start, end, stride_shift, freed_tables, now,
 				     &done);
+}
+
+/*
+ * numaPTE: flush_tlb_mm_range() whose shootdown reaches only the CPUs on
+ * @nodes.  native_flush_tlb_others() selects its targets synchronously
+ * inside the call, so the mask rides on the initiator's state for the call
+ * only.  No such CPU: the local flush alone, as if the mask held no other.
+ */
+static void flush_tlb_nodes(struct kernel *k, struct cpu *cpu, struct mm *mm,
+			    const struct vma *vma, uint64_t start, uint64_t end,
+			    unsigned stride_shift, uint64_t nodes, uint64_t now, struct kcont done)
+{
+	struct cpu_tlbstate *ts = tlbflush_state(k, cpu);
+	unsigned *targets = g_new(unsigned, k->machine->nr_cpus);
+	unsigned nr = k->policy->targets->select(k, cpu, mm, nodes, targets);
+	g_free(targets);
+	if (nr == 0) {
+		k->policy->arch->flush_range_local(k, cpu, mm, vma, start, end, stride_shift,
+						   false, now, &done);
+		return;
+	}
+	ts->flush_nodes = nodes;
+	flush_tlb_mm_range(k, cpu, mm, vma, start, end, stride_shift, false, now, done);
+	ts->flush_nodes = FLUSH_NODES_ALL;
 }
 
 void flush_tlb_gathered(struct kernel *k, struct cpu *cpu, struct mm *mm, const struct vma *vma,
@@ -168,6 +194,9 @@ void flush_tlb_gathered(struct kernel *k, struct cpu *cpu, struct mm *mm, const 
 	case FLUSH_REACH_LOCAL:
 		k->policy->arch->flush_range_local(k, cpu, mm, vma, start, end, stride_shift,
 						   freed_tables, now, &done);
+		return;
+	case FLUSH_REACH_NODES:
+		flush_tlb_nodes(k, cpu, mm, vma, start, end, stride_shift, seen->nodes, now, done);
 		return;
 	case FLUSH_REACH_MM:
 		break;

@@ -41,7 +41,9 @@ struct mmu_gather {
 	uint64_t start;
 	uint64_t end;
 	bool freed_tables;
-	struct tlb_access access; /* ABIS: the changed PTEs' old A bits and accessors */
+	/* ABIS: the changed PTEs' old A bits and accessors; numaPTE: the nodes
+	 * holding their PTE pages */
+	struct tlb_access access;
 };
 
 static void tlb_gather_mmu(struct mmu_gather *tlb)
@@ -49,20 +51,7 @@ static void tlb_gather_mmu(struct mmu_gather *tlb)
 	tlb->start = UINT64_MAX;
 	tlb->end = 0;
 	tlb->freed_tables = false;
-	tlb->access = (struct tlb_access){.accessed = false, .foreign = false};
-}
-
-/*
- * ABIS: fold the old value of a PTE the gather changes (read before the
- * change clears it, as ptep_get_and_clear() returns it) into what the
- * gather has seen: any A bit, and any accessor other than @cpu.
- */
-static void tlb_gather_access(struct mmu_gather *tlb, const struct pte *old, unsigned cpu)
-{
-	if (!old->accessed)
-		return;
-	tlb->access.accessed = true;
-	tlb->access.foreign |= old->accessor != cpu;
+	tlb->access = (struct tlb_access){.accessed = false, .foreign = false, .nodes = 0};
 }
 
 /*
@@ -123,6 +112,37 @@ struct vm_call {
 	uint64_t entry_rest; /* entry cycles after the locks are taken */
 	struct kcont done;
 };
+
+/*
+ * numaPTE's multi-replica PTE write: a PTE written at @addr is written in
+ * every node's replica of its PTE page, one pte_op per replica beyond the
+ * one the caller already counts (0 under other target sets).
+ */
+static uint64_t vm_replica_writes(const struct vm_call *call, uint64_t addr)
+{
+	const struct kernel *k = call->k;
+	if (k->policy->targets != &flush_targets_numapte)
+		return 0;
+	unsigned replicas = (unsigned)__builtin_popcountll(mm_pmd_nodes(call->mm, addr));
+	return replicas > 1 ? (replicas - 1) * k->machine->topology->costs.pte_op : 0;
+}
+
+/*
+ * Fold the PTE at @addr the gather changes, read before the change (ABIS:
+ * its old value, as ptep_get_and_clear() returns it), into what the gather
+ * has seen: the nodes holding its PTE page (numaPTE), any A bit, and any
+ * accessor other than @call's CPU.
+ */
+static void tlb_gather_access(struct mmu_gather *tlb, const struct vm_call *call, uint64_t addr,
+			      const struct pte *old)
+{
+	unsigned cpu = call->cpu->id;
+	tlb->access.nodes |= mm_pmd_nodes(call->mm, addr);
+	if (!old->accessed)
+		return;
+	tlb->access.accessed = true;
+	tlb->access.foreign |= old->accessor != cpu;
+}
 
 static void vm_keep(struct vm_call *call, uint64_t addr)
 {
@@ -465,19 +485,21 @@ static uint64_t zap_ptes(struct vm_call *call, uint64_t start, uint64_t end,
 {
 	struct vma *vma = call->vma;
 	uint64_t size = page_size_bytes(vma->page_size);
+	uint64_t cycles = (end - start) / size * call->k->machine->topology->costs.pte_op;
 	for (uint64_t addr = start; addr < end; addr += size) {
 		const struct pte old = *vma_pte(vma, addr);
 		bool zero_page = old.zero_page; /* not ours to free */
 		uint32_t held;
 		if (mm_zap_pte_frame(call->mm, vma, addr, &held)) {
 			tlb_adjust_range(tlb, addr, addr + size);
-			tlb_gather_access(tlb, &old, call->cpu->id);
+			tlb_gather_access(tlb, call, addr, &old);
+			cycles += vm_replica_writes(call, addr);
 			if (!zero_page)
 				call->freed_pages++;
 			held_frames_add(call->k, &call->held, vma->page_size, held);
 		}
 	}
-	return (end - start) / size * call->k->machine->topology->costs.pte_op;
+	return cycles;
 }
 
 /* The range flush_tlb_mm_range() gets: what mmu_gather saw, or (3.x) all of it. */
@@ -521,6 +543,7 @@ static uint64_t vm_mprotect_apply(struct vm_call *call, struct mmu_gather *tlb)
 	uint64_t size = page_size_bytes(vma->page_size);
 	uint64_t n = vma_pages(vma);
 	bool changed = false;
+	uint64_t replicas = 0;
 	vma->writable = call->writable;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t addr = vma->start + i * size;
@@ -528,7 +551,8 @@ static uint64_t vm_mprotect_apply(struct vm_call *call, struct mmu_gather *tlb)
 		if (!pte->present)
 			continue;
 		changed = true;
-		tlb_gather_access(tlb, pte, call->cpu->id);
+		tlb_gather_access(tlb, call, addr, pte);
+		replicas += vm_replica_writes(call, addr);
 		/* Making a PTE writable allocates no generation (older
 		 * translations stay right); the zero page stays read-only. */
 		if (call->writable) {
@@ -541,7 +565,7 @@ static uint64_t vm_mprotect_apply(struct vm_call *call, struct mmu_gather *tlb)
 	}
 	if (changed)
 		tlb_adjust_range(tlb, vma->start, vma->end);
-	return n * call->k->machine->topology->costs.pte_op;
+	return n * call->k->machine->topology->costs.pte_op + replicas;
 }
 
 /* The tag @call's CPU fills its TLB with for the call's mm. */
@@ -574,13 +598,13 @@ static uint64_t vm_fault_copy(struct vm_call *call, struct mmu_gather *tlb, uint
 	struct kernel *k = call->k;
 	uint64_t size = page_size_bytes(call->vma->page_size);
 	sched_revoke_quiet(k);
-	tlb_gather_access(tlb, vma_pte(call->vma, call->addr), call->cpu->id);
+	tlb_gather_access(tlb, call, call->addr, vma_pte(call->vma, call->addr));
 	mm_cow_zero_page(call->mm, call->vma, call->addr);
 	vma_pte(call->vma, call->addr)->dirty = true; /* maybe_mkwrite(pte_mkdirty()) */
 	call->start = call->addr;
 	call->end = call->addr + size;
 	tlb_adjust_range(tlb, call->start, call->end);
-	uint64_t cycles = lru_add_page(k, call->cpu, t);
+	uint64_t cycles = lru_add_page(k, call->cpu, t) + vm_replica_writes(call, call->addr);
 	/* The retried access's walk, taken now, while the new PTE is surely
 	 * there (another call may zap it before this one returns); the local
 	 * part of the flush drops it again. */
@@ -601,6 +625,7 @@ static void vm_fault_return(struct vm_call *call, uint64_t t)
 	/* Another CPU's fault may have mapped it first: nothing to do then
 	 * but fill (a spurious fault). */
 	if (!pte->present) {
+		t += vm_replica_writes(call, call->addr);
 		if (!call->write && !call->vma->hugetlb && !call->vma->shared) {
 			mm_map_zero_page(call->mm, call->vma, call->addr);
 		} else {
@@ -610,6 +635,7 @@ static void vm_fault_return(struct vm_call *call, uint64_t t)
 		}
 	} else if (call->write && call->vma->writable) {
 		pte->writable = true; /* do_wp_page() reusing the only mapping */
+		t += vm_replica_writes(call, call->addr);
 	}
 	/* The retried write goes through the new entry: pte_mkdirty() (the
 	 * access itself is not translated again). */

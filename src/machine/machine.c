@@ -12,6 +12,9 @@
  * the PTE pages of recently walked 2 MiB spans, for the freed-table checker.
  * A walk that fills a TLB sets the PTE's Accessed bit and accessor
  * (pte_mark_accessed(), mm.h), as x86 hardware sets A; hits touch neither.
+ * Every walk (a fault's too) also records its socket as holding a replica of
+ * the span's PTE page (numaPTE, mm_pmd_replicate()), paying replica_cycles
+ * when that copies the table to a new node.
  * A walk costs the topology's page_walk plus what its page-table loads add
  * beyond resident_cycles at the data cache level that holds each line (none
  * without cache levels); the data lines of accesses go through the same
@@ -443,6 +446,10 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	uint64_t walk = topo->costs.page_walk +
 			machine_walk_loads(machine, cpu, vma, vaddr, pde_cached);
 	uint64_t walk_end, walk_start = machine_walk_start(machine, cpu, now, walk, &walk_end);
+	/* numaPTE: the walk used its node's replica of the PTE page, copied
+	 * now if the node had none (the miss path only: hits pay nothing). */
+	if (vma->mm && mm_pmd_replicate(vma->mm, vaddr, cpu->socket))
+		*cycles += machine->replica_cycles;
 	if (!pte->present || (write && !pte->writable)) {
 		/* The fault needs the walk's answer, overlap or not. */
 		*cycles += walk_end - now;
@@ -463,6 +470,9 @@ void machine_fill(struct cpu *cpu, uint16_t asid, struct vma *vma, uint64_t vadd
 	g_assert(pte->present);
 	cpu->counters.page_walks++;
 	pte_mark_accessed(pte, cpu->id);
+	/* The fault's own walk made the replica and paid for it. */
+	if (vma->mm)
+		(void)mm_pmd_replicate(vma->mm, vaddr, cpu->socket);
 	for (unsigned p = 0; p < cpu->nr_probe[vma->page_size]; p++)
 		tlb_fill_perm(cpu->probe[vma->page_size][p].tlb, vaddr, vma->page_size, asid,
 			      cpu->tlb_owner, pte->gen, pte->pfn, pte->writable);

@@ -42,6 +42,7 @@ void mm_free(struct mm *mm)
 		g_free(mm->vmas[i].ptes);
 	g_free(mm->vmas);
 	g_free(mm->pmd_users);
+	g_free(mm->pmd_nodes);
 	g_free(mm->cpumask);
 	g_free(mm->mmap_lock);
 	for (struct vma_lock *l = mm->vma_locks, *next; l; l = next) {
@@ -208,6 +209,7 @@ void mm_finish_layout(struct mm *mm)
 	uint64_t last = (mm->vmas[mm->nr_vmas - 1].end - 1) >> PMD_SHIFT;
 	mm->nr_pmds = (unsigned)(last - mm->pmd_base + 1);
 	mm->pmd_users = g_new0(uint32_t, mm->nr_pmds);
+	mm->pmd_nodes = g_new0(uint64_t, mm->nr_pmds);
 	for (unsigned i = 0; i < mm->nr_vmas; i++) {
 		const struct vma *vma = &mm->vmas[i];
 		uint64_t first = (vma->start >> PMD_SHIFT) - mm->pmd_base;
@@ -340,12 +342,25 @@ unsigned mm_unmap_vma(struct mm *mm, struct vma *vma, uint64_t *freed_start, uin
 		if (--mm->pmd_users[p] > 0)
 			continue;
 		uint64_t span = (p + mm->pmd_base) << PMD_SHIFT;
+		mm->pmd_nodes[p] = 0; /* numaPTE: every replica goes with the table */
 		if (freed == 0)
 			*freed_start = span;
 		*freed_end = span + (UINT64_C(1) << PMD_SHIFT);
 		freed++;
 	}
 	return freed;
+}
+
+bool mm_pmd_replicate(const struct mm *mm, uint64_t vaddr, unsigned node)
+{
+	uint64_t span = vaddr >> PMD_SHIFT;
+	if (!mm->pmd_nodes || span < mm->pmd_base || span - mm->pmd_base >= mm->nr_pmds)
+		return false;
+	uint64_t *nodes = &mm->pmd_nodes[span - mm->pmd_base];
+	uint64_t bit = UINT64_C(1) << (node % 64);
+	bool copied = *nodes != 0 && !(*nodes & bit);
+	*nodes |= bit;
+	return copied;
 }
 
 void mm_cpumask_set(struct mm *mm, unsigned cpu)

@@ -35,32 +35,41 @@ struct flush_range_ops {
 /*
  * What an mmu_gather read from the old values of the PTEs it changed (ABIS,
  * docs/beyond.md): was any Accessed bit set, and was any accessed PTE's
- * accessor another CPU than the gathering one (or shared).
+ * accessor another CPU than the gathering one (or shared); and (numaPTE) the
+ * sockets holding a replica of the PTE page of any PTE it changed, read at
+ * the change (mm_pmd_nodes()).
  */
 struct tlb_access {
 	bool accessed;
 	bool foreign;
+	uint64_t nodes;
 };
+
+/* select()'s node mask when no replica knowledge narrows it: every socket. */
+#define FLUSH_NODES_ALL UINT64_MAX
 
 /* How far a gathered flush must reach (flush_tlb_gathered(), tlbflush.h). */
 enum flush_reach {
 	FLUSH_REACH_NONE,  /* no TLB can hold the range: no flush at all */
 	FLUSH_REACH_LOCAL, /* only the initiator's TLB: a local flush, no targets */
 	FLUSH_REACH_MM,    /* Linux's: the local flush and the selected targets */
+	FLUSH_REACH_NODES, /* the local flush and the targets on the nodes @seen names */
 };
 
 /*
  * Which CPUs of mm_cpumask a shootdown interrupts: writes the targets (never
- * the initiator) to @targets and returns their number.  @reach (NULL: always
- * FLUSH_REACH_MM) narrows a flush whose caller gathered the PTEs' access
- * bits (@seen), and counts its verdict on @self; a flush that freed page
- * tables is never narrowed.
+ * the initiator) to @targets and returns their number; a target set that
+ * reads @nodes keeps only CPUs on those sockets (FLUSH_NODES_ALL: no
+ * narrowing).  @reach (NULL: always FLUSH_REACH_MM) narrows a flush whose
+ * caller gathered the PTEs' access bits and replica nodes (@seen), and
+ * counts its verdict on @self; a flush that freed page tables is never
+ * narrowed.
  */
 struct flush_targets_ops {
 	const char *name;
 	const char *imitates;
 	unsigned (*select)(const struct kernel *k, const struct cpu *self, const struct mm *mm,
-			   unsigned *targets);
+			   uint64_t nodes, unsigned *targets);
 	enum flush_reach (*reach)(const struct kernel *k, struct cpu *self,
 				  const struct tlb_access *seen, bool freed_tables);
 };
@@ -251,6 +260,8 @@ struct policy {
 	/* Early ack even for a flush that freed page tables (the RFC forbids it). */
 	bool early_ack_freed_tables;
 	uint64_t abis_track_cycles; /* ABIS: accessor bookkeeping per page fault (0 elsewhere) */
+	/* numaPTE: copying a PTE page to a walking node (0 elsewhere). */
+	uint64_t numapte_replica_cycles;
 	/* Knobs read by the ops. */
 	int tlb_flushall_shift;      /* POLICY_SHIFT_FROM_CPU: the topology's cpuid value */
 	unsigned single_page_flush_ceiling;
@@ -279,6 +290,7 @@ extern const struct flush_range_ops flush_range_single_page_ceiling;
 extern const struct flush_targets_ops flush_targets_mm_cpumask;
 extern const struct flush_targets_ops flush_targets_smt_dedup;
 extern const struct flush_targets_ops flush_targets_abis;
+extern const struct flush_targets_ops flush_targets_numapte;
 extern const struct lazy_tlb_ops lazy_tlb_strict;
 extern const struct lazy_tlb_ops lazy_tlb_pcid;
 extern const struct lazy_tlb_ops lazy_tlb_lazier;

@@ -44,6 +44,10 @@ struct cpu_tlbstate {
 	 * (flush_completion "handler_entry"): its mm and when it ended. */
 	const struct mm *acked_mm;
 	uint64_t acked_flush_end;
+	/* The sockets this CPU's flush in progress reaches (numaPTE): set by
+	 * flush_tlb_gathered() around its synchronous flush_tlb_mm_range(),
+	 * FLUSH_NODES_ALL otherwise. */
+	uint64_t flush_nodes;
 	struct tlb_context ctxs[TLB_NR_DYN_ASIDS];
 };
 
@@ -83,9 +87,10 @@ void flush_tlb_mm_range(struct kernel *k, struct cpu *cpu, struct mm *mm, const 
 
 /**
  * flush_tlb_gathered() - flush_tlb_mm_range() for an mmu_gather that read the
- * Accessed bit and accessor of every PTE it changed (@seen): the policy's
- * target set may narrow it to the initiator's TLB or drop it
- * (flush_targets_ops.reach: ABIS); else, and always for other target sets,
+ * Accessed bit and accessor of every PTE it changed, and the nodes holding
+ * their PTE pages (@seen): the policy's target set may narrow it to the
+ * initiator's TLB or drop it (flush_targets_ops.reach: ABIS), or to the CPUs
+ * on those nodes (numaPTE); else, and always for other target sets,
  * flush_tlb_mm_range().
  */
 void flush_tlb_gathered(struct kernel *k, struct cpu *cpu, struct mm *mm, const struct vma *vma,
@@ -105,7 +110,8 @@ uint64_t tlbflush_local_all(struct kernel *k, struct cpu *cpu);
 /* cpumask_set_cpu()/cpumask_clear_cpu() on @mm's mask: a contended atomic. */
 uint64_t tlbflush_cpumask_atomic(struct kernel *k, struct cpu *cpu, struct mm *mm, bool set,
 				 uint64_t now);
-/* Every CPU of mm_cpumask but @self, through the policy's target selection. */
+/* Every CPU of mm_cpumask but @self, through the policy's target selection
+ * (narrowed to the nodes of @self's flush in progress, if any). */
 unsigned tlbflush_select_targets(const struct kernel *k, const struct cpu *self,
 				 const struct mm *mm, unsigned *targets);
 /* The tag @mm's entries carry in @cpu's TLBs, or -1 if it can hold none

@@ -109,6 +109,9 @@ struct machine {
 	uint64_t *walker_free; /* page_walkers per core, cores in core_id order */
 	/* Physical frames (frame.h), owned; every mm of the run borrows it. */
 	struct frames *frames;
+	/* numaPTE: cycles a walk pays to copy a PTE page to its node
+	 * (mm_pmd_replicate()); set by the kernel's policy, 0 elsewhere. */
+	uint64_t replica_cycles;
 	unsigned nr_stale_reports; /* recorded, at most MACHINE_STALE_REPORTS */
 	struct stale_report stale[MACHINE_STALE_REPORTS];
 };

@@ -119,6 +119,11 @@ struct mm {
 	uint64_t pmd_base;     /* first 2 MiB span covered by pmd_users */
 	unsigned nr_pmds;
 	uint32_t *pmd_users;   /* mapped VMAs touching each 2 MiB span: 0 = PTE page freed */
+	/* numaPTE: per 2 MiB span, the sockets (bit socket % 64) whose walks
+	 * have used its PTE page, i.e. that hold a replica of it; cleared with
+	 * the page (mm_unmap_vma()).  Kept under every policy, read by none
+	 * but flush_targets "numapte". */
+	uint64_t *pmd_nodes;
 	uint32_t next_gen;     /* generation source for PTE changes */
 	uint64_t tlb_gen;      /* x86 mm->context.tlb_gen: bumped by every flush request */
 	/* mmu_gathers between their first PTE change and their flush's end */
@@ -268,6 +273,24 @@ static inline bool mm_pmd_freed(const struct mm *mm, uint64_t span)
 	return span >= mm->pmd_base && span - mm->pmd_base < mm->nr_pmds &&
 	       mm->pmd_users[span - mm->pmd_base] == 0;
 }
+
+/* numaPTE: the sockets holding a replica of the PTE page mapping @vaddr. */
+static inline uint64_t mm_pmd_nodes(const struct mm *mm, uint64_t vaddr)
+{
+	uint64_t span = vaddr >> 21;
+	if (!mm->pmd_nodes || span < mm->pmd_base || span - mm->pmd_base >= mm->nr_pmds)
+		return 0;
+	return mm->pmd_nodes[span - mm->pmd_base];
+}
+
+/*
+ * numaPTE: a page walk from socket @node reaches the PTE page mapping
+ * @vaddr: its node now holds a replica.  Returns true if that replica had
+ * to be copied from another node's (the first walker's node holds the
+ * table itself, allocated there on first touch).  The bitmap is per-mm
+ * bookkeeping, so a const mm (a VMA's) may record it.
+ */
+bool mm_pmd_replicate(const struct mm *mm, uint64_t vaddr, unsigned node);
 
 /* mm_cpumask */
 static inline bool mm_cpumask_test(const struct mm *mm, unsigned cpu)
