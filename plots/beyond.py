@@ -29,8 +29,8 @@ DOC = os.path.join(ROOT, "docs", "beyond.md")
 IMG = os.path.join(ROOT, "docs", "img", "beyond")
 
 # The Linux era LATR patched (4.10: linux-4.5's choices), a current kernel, and the mechanisms.
-MECHANISMS = ["linux-4.5", "linux-6.8", "latr", "latr-released", "abis", "early-ack",
-              "intel-rar"]
+MECHANISMS = ["linux-4.5", "linux-6.8", "latr", "latr-released", "abis", "numapte",
+              "early-ack", "intel-rar"]
 # Mechanisms that need the machine's support, and the machines that have it.
 NEEDS = {"intel-rar": {"skylake-sp-2s-48-rar"}}
 
