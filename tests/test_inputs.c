@@ -442,7 +442,8 @@ Test(inputs_set, invalid_value_names_the_set)
 			 "expected an integer in [0, 1000000000], got -5");
 	expect_set_error("policy.flush_targets=smt",
 			 "--set policy.flush_targets=smt: " LINUX45_PATH ": $.flush_targets: "
-			 "expected one of \"mm_cpumask\", \"smt_dedup\", \"abis\", \"numapte\", got \"smt\" "
+			 "expected one of \"mm_cpumask\", \"smt_dedup\", \"abis\", \"numapte\", "
+			 "got \"smt\" "
 			 "(did you mean \"smt_dedup\"?)");
 	expect_set_error("workload.threads=abc",
 			 "--set workload.threads=abc: " MUNMAP16_PATH ": $.params.threads: column "

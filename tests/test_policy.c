@@ -579,8 +579,8 @@ Test(policy_frame, rar)
 	cr_expect_not(p->invlpgb, "an Intel machine's kernel");
 	policy_free(p);
 	expect_with_error("\"flush_transport\": \"rar\"",
-			  "t.json: $.flush_disturbance: expected \"microcode\" with flush_transport "
-			  "\"rar\"");
+			  "t.json: $.flush_disturbance: expected \"microcode\" with "
+			  "flush_transport \"rar\"");
 	expect_with_error("\"flush_transport\": \"rar\", \"flush_disturbance\": \"microcode\", "
 			  "\"flush_completion\": \"none\"",
 			  "t.json: $.flush_completion: expected \"remote_flush_done\" with "
@@ -635,7 +635,8 @@ Test(policy_abis, knob_and_names_are_checked)
 	typo = g_strjoinv("\"flush_targets\": \"abs\"", parts);
 	g_strfreev(parts);
 	expect_error(typo, "t.json: $.flush_targets: expected one of \"mm_cpumask\", "
-			   "\"smt_dedup\", \"abis\", \"numapte\", got \"abs\" (did you mean \"abis\"?)");
+			   "\"smt_dedup\", \"abis\", \"numapte\", got \"abs\" (did you mean "
+			   "\"abis\"?)");
 	g_free(typo);
 	expect_error(ABIS_BASE "\"arch\": \"arm64\", \"lazy_tlb\": \"arm64\"}",
 		     "t.json: $.flush_targets: flush_targets \"abis\" narrows flushes to the "

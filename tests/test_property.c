@@ -221,7 +221,8 @@ static void append_costs(struct gen *g, GString *s)
 		s,
 		"  \"line_transfer\": {\"self\": %u, \"smt\": %u, \"socket\": %u, \"remote\": %u},\n"
 		"  \"context_switch\": %u, \"syscall\": %u, \"page_fault\": %u, \"vma_op\": %u,"
-		" \"pte_op\": %u, \"lru_page\": 40, \"broadcast_issue\": 30, \"broadcast_sync\": 400,"
+		" \"pte_op\": %u, \"lru_page\": 40, \"broadcast_issue\": 30,"
+		" \"broadcast_sync\": 400,"
 		" \"sbi_call\": 0, \"rar_service\": 50}}\n",
 		line_self, line_smt, line_socket, line_socket + pick(g, 0, 300), pick(g, 500, 3000),
 		pick(g, 50, 300), pick(g, 300, 3000), pick(g, 300, 5000), pick(g, 1, 20));

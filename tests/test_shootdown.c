@@ -90,7 +90,8 @@ Test(shootdown, early_ack_with_freed_tables_is_caught)
 {
 	const char *const late[] = {"flush_completion=remote_flush_done", NULL};
 	const char *const unsafe[] = {"early_ack_freed_tables=true", NULL};
-	struct support_run linux_like = support_run("tiny-2cpu.json", "early-ack", late, tables_case);
+	struct support_run linux_like =
+		support_run("tiny-2cpu.json", "early-ack", late, tables_case);
 	struct support_run rule = support_run("tiny-2cpu.json", "early-ack", NULL, tables_case);
 	struct support_run bad = support_run("tiny-2cpu.json", "early-ack", unsafe, tables_case);
 	cr_assert_eq(op_ns(&rule), op_ns(&linux_like));

@@ -346,18 +346,50 @@ static bool policy_read_sched(const struct config_node *node, struct sched_param
 	       policy_read_balance(&s, sched, error);
 }
 
-/* The frame's axes (b)-(e); absent keys are Linux's choices. */
-static bool policy_read_frame(const struct config_node *root, int *transport, int *completion,
-			      int *gate, int *disturbance, GError **error)
+/* The frame's axes (b)-(e) and their knobs; absent keys are Linux's choices. */
+static bool policy_read_frame(const struct config_node *root, struct policy *policy,
+			      GError **error)
 {
-	return (!cJSON_GetObjectItemCaseSensitive(root->json, "flush_transport") ||
-		policy_pick(root, "flush_transport", (const void *const *)transport_ops,
-			    G_N_ELEMENTS(transport_ops), transport, error)) &&
-	       config_get_enum(root, "flush_completion", false, completion_names, completion,
-			       error) &&
-	       config_get_enum(root, "release_gate", false, release_gate_names, gate, error) &&
-	       config_get_enum(root, "flush_disturbance", false, disturbance_names, disturbance,
-			       error);
+	int transport = 0, completion = 0, gate = 0, disturbance = 0;
+	uint64_t latr_states = 256, tick_hz = 1000;
+	if (!((!cJSON_GetObjectItemCaseSensitive(root->json, "flush_transport") ||
+	       policy_pick(root, "flush_transport", (const void *const *)transport_ops,
+			   G_N_ELEMENTS(transport_ops), &transport, error)) &&
+	      config_get_enum(root, "flush_completion", false, completion_names, &completion,
+			      error) &&
+	      config_get_enum(root, "release_gate", false, release_gate_names, &gate, error) &&
+	      config_get_enum(root, "flush_disturbance", false, disturbance_names, &disturbance,
+			      error) &&
+	      config_get_u64(root, "latr_states", false, 1, 4096, &latr_states, error) &&
+	      config_get_u64(root, "tick_hz", false, 100, 1000, &tick_hz, error) &&
+	      policy_read_bool(root, "early_ack_freed_tables", false,
+			       &policy->early_ack_freed_tables, error)))
+		return false;
+	policy->transport = transport_ops[transport];
+	policy->completion = (enum flush_completion)completion;
+	policy->release_gate = (enum release_gate)gate;
+	policy->disturbance = (enum flush_disturbance)disturbance;
+	policy->latr_states = (unsigned)latr_states;
+	policy->tick_hz = (unsigned)tick_hz;
+	return true;
+}
+
+/* The knobs of the target sets that narrow flushes; 0 under the others. */
+static bool policy_read_target_knobs(const struct config_node *root, struct policy *policy,
+				     GError **error)
+{
+	/* Estimates, each justified in its preset (policies/abis.json, numapte.json). */
+	uint64_t abis_track_cycles = 200, numapte_replica_cycles = 2000;
+	if (!config_get_u64(root, "abis_track_cycles", false, 0, 1000000, &abis_track_cycles,
+			    error) ||
+	    !config_get_u64(root, "numapte_replica_cycles", false, 0, 1000000,
+			    &numapte_replica_cycles, error))
+		return false;
+	bool abis = policy->targets == &flush_targets_abis;
+	bool numapte = policy->targets == &flush_targets_numapte;
+	policy->abis_track_cycles = abis ? abis_track_cycles : 0;
+	policy->numapte_replica_cycles = numapte ? numapte_replica_cycles : 0;
+	return true;
 }
 
 static const char *arch_name(enum topology_arch arch)
@@ -395,13 +427,7 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	struct policy *policy = g_new0(struct policy, 1);
 	uint64_t ceiling = 33, riscv_threshold = 64, max_tlbi = 512;
 	int munmap_range = MUNMAP_FLUSH_GATHERED, huge_range = 0, reclaim = 0, nested = 0;
-	int range = 0, targets = 0, lazy = 0, arch = 0, transport = 0, completion = 0, gate = 0;
-	int disturbance = 0;
-	uint64_t latr_states = 256, tick_hz = 1000;
-	/* ABIS's accessor bookkeeping per fault: an estimate (policies/abis.json). */
-	uint64_t abis_track_cycles = 200;
-	/* numaPTE's copy of a PTE page to a new node: an estimate (policies/numapte.json). */
-	uint64_t numapte_replica_cycles = 2000;
+	int range = 0, targets = 0, lazy = 0, arch = 0;
 
 	if (!config_check_keys(&root, policy_keys, error) ||
 	    !config_get_string(&root, "name", true, &policy->name, error) ||
@@ -440,28 +466,12 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	    !config_get_u64(&root, "riscv_flush_all_threshold", false, 0, 1u << 20,
 			    &riscv_threshold, error) ||
 	    !config_get_u64(&root, "arm64_max_tlbi_ops", false, 1, 1u << 20, &max_tlbi, error) ||
-	    !policy_read_frame(&root, &transport, &completion, &gate, &disturbance, error) ||
-	    !config_get_u64(&root, "latr_states", false, 1, 4096, &latr_states, error) ||
-	    !config_get_u64(&root, "tick_hz", false, 100, 1000, &tick_hz, error) ||
-	    !policy_read_bool(&root, "early_ack_freed_tables", false,
-			      &policy->early_ack_freed_tables, error) ||
-	    !config_get_u64(&root, "abis_track_cycles", false, 0, 1000000, &abis_track_cycles,
-			    error) ||
-	    !config_get_u64(&root, "numapte_replica_cycles", false, 0, 1000000,
-			    &numapte_replica_cycles, error))
+	    !policy_read_frame(&root, policy, error))
 		goto out_free_policy;
-	policy->transport = transport_ops[transport];
-	policy->completion = (enum flush_completion)completion;
-	policy->release_gate = (enum release_gate)gate;
-	policy->disturbance = (enum flush_disturbance)disturbance;
-	policy->latr_states = (unsigned)latr_states;
-	policy->tick_hz = (unsigned)tick_hz;
-	bool abis = targets_ops[targets] == &flush_targets_abis;
-	policy->abis_track_cycles = abis ? abis_track_cycles : 0;
-	bool numapte = targets_ops[targets] == &flush_targets_numapte;
-	policy->numapte_replica_cycles = numapte ? numapte_replica_cycles : 0;
 	policy->range = range_ops[range];
 	policy->targets = targets_ops[targets];
+	if (!policy_read_target_knobs(&root, policy, error))
+		goto out_free_policy;
 	policy->arch = arch_ops[arch];
 	policy->lazy = lazy_ops[lazy];
 	policy->huge_page_range = (enum huge_page_range)huge_range;

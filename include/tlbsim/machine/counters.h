@@ -80,10 +80,10 @@
 	X(latr_states_saved)             /* LATR: flushes posted in this CPU's ring, not sent */   \
 	X(latr_states_flushed)           /* LATR: posted flushes this CPU applied in a sweep */    \
 	X(latr_fallback_ipis)            /* LATR: flushes sent as IPIs because the ring was full */\
-	X(latr_sweep_cycles)             /* LATR: cycles sweeping the rings (ticks, switches) */    \
-	X(rar_requests)                  /* RAR: flushes this CPU sent as a Remote Action Request */\
+	X(latr_sweep_cycles)             /* LATR: cycles sweeping the rings (ticks, switches) */   \
+	X(rar_requests)                  /* RAR: flushes this CPU sent as Remote Action Requests */\
 	X(rar_actions)                   /* RAR: actions this CPU's microcode performed */         \
-	X(abis_flush_skipped)            /* ABIS: gathered flushes dropped, no PTE accessed */      \
+	X(abis_flush_skipped)            /* ABIS: gathered flushes dropped, no PTE accessed */     \
 	X(abis_local_only)               /* ABIS: gathered flushes kept local, accessor = self */
 
 struct counters {

@@ -101,7 +101,7 @@ struct topology_costs {
 	uint64_t broadcast_issue; /* issue one broadcast invalidation (TLBI ...IS, INVLPGB) */
 	uint64_t broadcast_sync;  /* DSB ISH / TLBSYNC: until every TLB has done them */
 	uint64_t sbi_call;        /* ecall into SBI firmware and back, without its IPIs */
-	uint64_t rar_service;     /* a target's RAR handler circuit: one action, without its flush */
+	uint64_t rar_service;     /* a RAR target's microcode: one action, without its flush */
 };
 
 struct topology {
