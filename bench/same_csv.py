@@ -75,6 +75,7 @@ PRESET_MACHINES = {
     "riscv": ["th1520", "sifive-unmatched"],
     "arm64": ["arm64-n1"],
     "x86-rar": ["skylake-sp-2s-48-rar"],
+    "x86-coherent": ["skylake-sp-2s-48-unitd"],
 }
 
 # Full-size runs that take minutes are run shrunk even without --shrunk.
@@ -96,6 +97,8 @@ def preset_arch(name):
         return "arm64"
     if name == "intel-rar":
         return "x86-rar"  # RAR needs the machine's support
+    if name == "unitd":
+        return "x86-coherent"  # so do coherent TLBs
     return "x86"
 
 

@@ -30,9 +30,9 @@ IMG = os.path.join(ROOT, "docs", "img", "beyond")
 
 # The Linux era LATR patched (4.10: linux-4.5's choices), a current kernel, and the mechanisms.
 MECHANISMS = ["linux-4.5", "linux-6.8", "latr", "latr-released", "abis", "numapte",
-              "early-ack", "intel-rar"]
+              "early-ack", "intel-rar", "unitd"]
 # Mechanisms that need the machine's support, and the machines that have it.
-NEEDS = {"intel-rar": {"skylake-sp-2s-48-rar"}}
+NEEDS = {"intel-rar": {"skylake-sp-2s-48-rar"}, "unitd": {"skylake-sp-2s-48-unitd"}}
 
 # Machine -> the --set values that place the workloads' pinned threads on it (their machine_cores
 # param is the machine's cores per socket; one socket where it has one).
@@ -42,6 +42,7 @@ MACHINES = {
     "skylake-sp-2s-48": [],
     "ivybridge-ex-8s": ["workload.machine_cores=15", "workload.sockets=8"],
     "skylake-sp-2s-48-rar": [],
+    "skylake-sp-2s-48-unitd": [],
 }
 # Which machine_cores/sockets keys each workload has.
 PLACED = {"latr-micro": ("machine_cores", "sockets"), "numa-migrate": ("machine_cores",)}

@@ -516,7 +516,7 @@ Test(policy_frame, axes_must_fit_together)
 {
 	expect_with_error("\"flush_transport\": \"lat\"",
 			  "t.json: $.flush_transport: expected one of \"ipi\", \"latr\", \"rar\", "
-			  "got \"lat\" (did you mean \"latr\"?)");
+			  "\"coherence\", got \"lat\" (did you mean \"latr\"?)");
 	expect_with_error("\"flush_transport\": \"latr\"",
 			  "t.json: $.flush_disturbance: expected \"tick_sweep\" with "
 			  "flush_transport \"latr\"");
@@ -697,4 +697,20 @@ Test(policy_numapte, knob_and_names_are_checked)
 	expect_error(NUMAPTE_BASE "\"arch\": \"arm64\", \"lazy_tlb\": \"arm64\"}",
 		     "t.json: $.flush_targets: flush_targets \"numapte\" narrows flushes to the "
 		     "local TLB, which only arch \"x86\" models; arch is \"arm64\"");
+}
+
+Test(policy_frame, coherence)
+{
+	struct policy *p = load_file(TLBSIM_SOURCE_DIR "/policies/unitd.json");
+	cr_expect_eq(p->transport, &flush_transport_coherence);
+	cr_expect_eq(p->disturbance, DISTURBANCE_NONE);
+	cr_expect_eq(p->completion, FLUSH_COMPLETION_REMOTE_DONE);
+	policy_free(p);
+	expect_with_error("\"flush_transport\": \"coherence\"",
+			  "t.json: $.flush_disturbance: expected \"none\" with flush_transport "
+			  "\"coherence\"");
+	expect_with_error("\"flush_transport\": \"coherence\", \"flush_disturbance\": "
+			  "\"none\", \"flush_completion\": \"handler_entry\"",
+			  "t.json: $.flush_completion: expected \"remote_flush_done\" with "
+			  "flush_transport \"coherence\" (the PTE stores globally performed)");
 }

@@ -108,6 +108,7 @@ static const char *const x86_machines[] = {"haswell-i7", "tiny-smt-invlpgb", NUL
 static const char *const riscv_machines[] = {"th1520", "sifive-unmatched", NULL};
 static const char *const arm64_machines[] = {"tiny-arm64", NULL};
 static const char *const rar_machines[] = {"tiny-2cpu-rar", "skylake-sp-2s-48-rar", NULL};
+static const char *const coherent_machines[] = {"tiny-2cpu-unitd", "skylake-sp-2s-48-unitd", NULL};
 
 static char *machine_path(const char *name)
 {
@@ -125,6 +126,8 @@ static const char *const *machines_for(const char *policy)
 		return arm64_machines;
 	if (strcmp(policy, "intel-rar") == 0)
 		return rar_machines;
+	if (strcmp(policy, "unitd") == 0)
+		return coherent_machines;
 	return x86_machines;
 }
 
@@ -140,7 +143,7 @@ static const char *const presets[] = {
 	"arm64-6.5", "linux-3.11", "linux-3.4",	 "linux-3.6",  "linux-4.19", "linux-4.20",
 	"linux-4.5", "linux-4.5-smt-dedup",	 "linux-6.1",  "linux-6.14", "linux-6.15",
 	"linux-6.8", "riscv-6.7",  "riscv-6.8", "latr", "latr-released", "early-ack", "intel-rar",
-	"abis", "numapte",
+	"abis", "numapte", "unitd",
 };
 
 static const char *const machines[] = {
@@ -149,6 +152,7 @@ static const char *const machines[] = {
 	"ivybridge-i7-3770",
 	"nehalem-ep-2s",     "qemu-riscv-virt", "qemu-x86-16",	   "qemu-x86-4",
 	"qemu-x86-8",	     "sifive-unmatched", "skylake-sp-2s-48", "skylake-sp-2s-48-rar",
+	"skylake-sp-2s-48-unitd",
 	"synthetic-1024",    "th1520",
 };
 

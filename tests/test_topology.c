@@ -740,6 +740,11 @@ Test(topology_validate, flush_hw)
 	cJSON_Delete(json);
 	check_removed_refused("flush_hw", "rar_payloads",
 			      "$.flush_hw: missing required key \"rar_payloads\"");
+	check_set_accepted("flush_hw.coherent_tlbs", "true");
+	check_set_refused("flush_hw.coherent_tlbs", "1",
+			  "$.flush_hw.coherent_tlbs: expected true or false, got 1");
+	check_removed_refused("flush_hw", "coherent_tlbs",
+			      "$.flush_hw: missing required key \"coherent_tlbs\"");
 	check_removed_refused("", "flush_hw", "$: missing required key \"flush_hw\"");
 	check_removed_refused("flush_hw", "pwc_entries",
 			      "$.flush_hw: missing required key \"pwc_entries\"");

@@ -38,6 +38,7 @@ static const struct flush_transport_ops *const transport_ops[] = {
 	&flush_transport_ipi,
 	&flush_transport_latr,
 	&flush_transport_rar,
+	&flush_transport_coherence,
 	NULL,
 };
 
@@ -56,6 +57,7 @@ static const char *const disturbance_names[] = {
 	[DISTURBANCE_IRQ_HANDLER] = "irq_handler",
 	[DISTURBANCE_TICK_SWEEP] = "tick_sweep",
 	[DISTURBANCE_MICROCODE] = "microcode",
+	[DISTURBANCE_NONE] = "none",
 	NULL,
 };
 
@@ -234,32 +236,49 @@ static bool policy_check_applies(const struct config_node *root, const struct po
 static bool policy_check_frame(const struct config_node *root, const struct policy *policy,
 			       GError **error)
 {
-	bool latr = policy->transport == &flush_transport_latr;
-	bool rar = policy->transport == &flush_transport_rar;
-	enum flush_disturbance disturbance = latr  ? DISTURBANCE_TICK_SWEEP
-					     : rar ? DISTURBANCE_MICROCODE
-						   : DISTURBANCE_IRQ_HANDLER;
-	const char *key = NULL, *expected = NULL;
-	if ((latr || rar) && policy->arch->arch != ARCH_X86)
-		key = "flush_transport", expected = "\"ipi\" (LATR and RAR are x86's)";
-	else if (policy->disturbance != disturbance)
-		key = "flush_disturbance",
-		expected = latr  ? "\"tick_sweep\" with flush_transport \"latr\""
-			   : rar ? "\"microcode\" with flush_transport \"rar\""
-				 : "\"irq_handler\" with flush_transport \"ipi\"";
-	else if (latr && policy->completion != FLUSH_COMPLETION_NONE)
-		key = "flush_completion", expected = "\"none\" with flush_transport \"latr\"";
-	else if (rar && policy->completion != FLUSH_COMPLETION_REMOTE_DONE)
-		key = "flush_completion",
-		expected = "\"remote_flush_done\" with flush_transport \"rar\" (the targets' "
-			   "status bytes)";
-	else if (!latr && policy->release_gate == RELEASE_LAZY_EPOCH)
-		key = "release_gate", expected = "\"after_completion\": only flush_transport "
-						  "\"latr\" has a lazy epoch";
+	/* Per transport: the one disturbance it has and the completion it needs
+	 * (-1: any the ipi transport offers). */
+	static const struct {
+		const struct flush_transport_ops *transport;
+		enum flush_disturbance disturbance;
+		int completion;
+		const char *needs;
+	} fits[] = {
+	    {&flush_transport_ipi, DISTURBANCE_IRQ_HANDLER, -1, NULL},
+	    {&flush_transport_latr, DISTURBANCE_TICK_SWEEP, FLUSH_COMPLETION_NONE, NULL},
+	    {&flush_transport_rar, DISTURBANCE_MICROCODE, FLUSH_COMPLETION_REMOTE_DONE,
+	     " (the targets' status bytes)"},
+	    {&flush_transport_coherence, DISTURBANCE_NONE, FLUSH_COMPLETION_REMOTE_DONE,
+	     " (the PTE stores globally performed)"},
+	};
+	unsigned f = 0;
+	while (fits[f].transport != policy->transport)
+		f++;
+	const char *name = policy->transport->name;
+	char *expected = NULL;
+	const char *key = NULL;
+	if (f > 0 && policy->arch->arch != ARCH_X86) {
+		key = "flush_transport";
+		expected = g_strdup("\"ipi\" (the other transports are modelled on x86 only)");
+	} else if (policy->disturbance != fits[f].disturbance) {
+		key = "flush_disturbance";
+		expected = g_strdup_printf("\"%s\" with flush_transport \"%s\"",
+					   disturbance_names[fits[f].disturbance], name);
+	} else if (fits[f].completion >= 0 && (int)policy->completion != fits[f].completion) {
+		key = "flush_completion";
+		expected = g_strdup_printf("\"%s\" with flush_transport \"%s\"%s",
+					   completion_names[fits[f].completion], name,
+					   fits[f].needs ? fits[f].needs : "");
+	} else if (f != 1 && policy->release_gate == RELEASE_LAZY_EPOCH) {
+		key = "release_gate";
+		expected = g_strdup("\"after_completion\": only flush_transport \"latr\" has a "
+				    "lazy epoch");
+	}
 	if (!key)
 		return true;
 	struct config_node node = config_child(root, key);
 	config_set_error(error, &node, "expected %s", expected);
+	g_free(expected);
 	return false;
 }
 
@@ -402,9 +421,19 @@ static const char *arch_name(enum topology_arch arch)
 bool policy_check_topology(const struct policy *policy, const struct topology *topology,
 			   GError **error)
 {
-	if (policy->arch->arch == topology->arch &&
-	    (policy->transport != &flush_transport_rar || topology->rar_payloads > 0))
+	bool rar = policy->transport == &flush_transport_rar;
+	bool coherence = policy->transport == &flush_transport_coherence;
+	if (policy->arch->arch == topology->arch && (!rar || topology->rar_payloads > 0) &&
+	    (!coherence || topology->coherent_tlbs))
 		return true;
+	if (policy->arch->arch == topology->arch && coherence) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "policy %s relies on TLBs kept coherent by hardware, which topology %s "
+			    "does not have (flush_hw.coherent_tlbs is false): pick a machine with "
+			    "them, or set it (--set topology.flush_hw.coherent_tlbs=true)",
+			    policy->name, topology->name);
+		return false;
+	}
 	if (policy->arch->arch == topology->arch) {
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
 			    "policy %s sends its flushes by Intel RAR, which topology %s does not "

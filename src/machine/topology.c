@@ -10,7 +10,7 @@
  *     "cpuid": {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift"},
  *     "flush_hw": {"arch": "x86" | "arm64" | "riscv",
  *                  "remote": "ipi" | "sbi" | "broadcast", "invlpgb_count_max",
- *                  "rar_payloads", "full_flush_only", "pwc_entries"},
+ *                  "rar_payloads", "coherent_tlbs", "full_flush_only", "pwc_entries"},
  *     "tlbs": [{"name", "level", "entries", "ways", "page_sizes": ["4K", ...],
  *               "per_core", "replacement": "lru" | "tree_plru", "hit_cycles"}, ...],
  *     "caches": {"line_bytes", "memory_cycles", "resident_cycles",
@@ -20,7 +20,8 @@
  *               "ipi_latency": {"smt", "socket", "remote"}, "irq_entry", "irq_exit",
  *               "line_transfer": {"self", "smt", "socket", "remote"},
  *               "context_switch", "syscall", "page_fault", "vma_op", "pte_op", "lru_page",
- *               "broadcast_issue", "broadcast_sync", "sbi_call", "rar_service"} }
+ *               "broadcast_issue", "broadcast_sync", "sbi_call", "rar_service",
+ *               "tlb_snoop"} }
  *
  * Notes:
  * - Every key is required: a machine is described completely or refused, so
@@ -114,7 +115,8 @@ static const char *const top_keys[] = {
 static const char *const cpuid_keys[] = {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift",
 					 "comment", NULL};
 static const char *const flush_hw_keys[] = {
-    "arch", "remote", "invlpgb_count_max", "rar_payloads", "full_flush_only", "pwc_entries",
+    "arch", "remote", "invlpgb_count_max", "rar_payloads", "coherent_tlbs", "full_flush_only",
+    "pwc_entries",
     "comment", NULL};
 static const char *const arch_names[] = {
     [ARCH_X86] = "x86",
@@ -180,6 +182,7 @@ static const struct cost_field {
     {"broadcast_sync", offsetof(struct topology_costs, broadcast_sync)},
     {"sbi_call", offsetof(struct topology_costs, sbi_call)},
     {"rar_service", offsetof(struct topology_costs, rar_service)},
+    {"tlb_snoop", offsetof(struct topology_costs, tlb_snoop)},
 };
 
 /* Per-distance members of "costs"; ipi_latency has no "self" (unused, 0). */
@@ -332,6 +335,7 @@ static bool parse_flush_hw(const struct config_node *root, struct topology *t, G
 	    !get_unsigned(&hw, "invlpgb_count_max", 0, MAX_INVLPGB_COUNT, &t->invlpgb_count_max,
 			  error) ||
 	    !get_unsigned(&hw, "rar_payloads", 0, MAX_RAR_PAYLOADS, &t->rar_payloads, error) ||
+	    !config_get_bool(&hw, "coherent_tlbs", true, &t->coherent_tlbs, error) ||
 	    !config_get_bool(&hw, "full_flush_only", true, &t->full_flush_only, error) ||
 	    !get_unsigned(&hw, "pwc_entries", 0, MAX_TLB_ENTRIES, &t->pwc_entries, error))
 		return false;

@@ -192,6 +192,7 @@ enum flush_disturbance {
 	DISTURBANCE_IRQ_HANDLER, /* interrupt entry and exit around the flush handler */
 	DISTURBANCE_TICK_SWEEP,  /* a sweep of posted flushes at the next tick or switch */
 	DISTURBANCE_MICROCODE,   /* the target's microcode performs the action: no handler */
+	DISTURBANCE_NONE,        /* nothing: the hardware's coherence drops the entries */
 };
 
 /* THP ranges in the range rule (references.md, 'Linux: tlb_flushall_shift (3.6-3.15)' and
@@ -303,6 +304,7 @@ extern const struct flush_arch_ops flush_arch_riscv;
 extern const struct flush_transport_ops flush_transport_ipi;
 extern const struct flush_transport_ops flush_transport_latr;
 extern const struct flush_transport_ops flush_transport_rar;
+extern const struct flush_transport_ops flush_transport_coherence;
 
 /* Parse and validate a policy file's tree; NULL on error. */
 struct policy *policy_from_json(const cJSON *json, const char *file, GError **error);

@@ -102,6 +102,7 @@ struct topology_costs {
 	uint64_t broadcast_sync;  /* DSB ISH / TLBSYNC: until every TLB has done them */
 	uint64_t sbi_call;        /* ecall into SBI firmware and back, without its IPIs */
 	uint64_t rar_service;     /* a RAR target's microcode: one action, without its flush */
+	uint64_t tlb_snoop;       /* a coherent TLB matching one invalidation in its PTE-address CAM */
 };
 
 struct topology {
@@ -126,6 +127,8 @@ struct topology {
 	unsigned invlpgb_count_max;
 	/* Intel RAR payload slots (IA32_RAR_INFO); 0 = no Remote Action Request. */
 	unsigned rar_payloads;
+	/* TLBs join cache coherence (UNITD): a PTE store's invalidations reach them. */
+	bool coherent_tlbs;
 	/* Every invalidation flushes the whole TLB (SiFive U74 erratum CIP-1200). */
 	bool full_flush_only;
 	/* Paging-structure (PDE) cache entries per CPU: 0 = none modelled. */
