@@ -75,8 +75,9 @@ struct rig {
 	struct vma *vma;
 };
 
-static void no_deliver(void *ctx, unsigned cpu)
+static void no_deliver(void *ctx, unsigned cpu, unsigned kind)
 {
+	(void)kind;
 	(void)ctx;
 	(void)cpu;
 }

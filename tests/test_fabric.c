@@ -29,15 +29,17 @@ struct rig {
 	struct fabric *fabric;
 	unsigned n;
 	unsigned cpu[MAX_DELIVERIES];
+	unsigned kind[MAX_DELIVERIES];
 	uint64_t time[MAX_DELIVERIES];
 };
 
-static void record_delivery(void *ctx, unsigned cpu)
+static void record_delivery(void *ctx, unsigned cpu, unsigned kind)
 {
 	struct rig *r = ctx;
 
 	cr_assert_lt(r->n, MAX_DELIVERIES);
 	r->cpu[r->n] = cpu;
+	r->kind[r->n] = kind;
 	r->time[r->n] = engine_now(r->engine);
 	r->n++;
 }
@@ -306,4 +308,21 @@ Test(fabric_line, read_pulls_the_line_but_does_not_own_it)
 Test(fabric, free_null_is_noop)
 {
 	fabric_free(NULL);
+}
+
+/* A signal's kind reaches the receiver as the sender gave it; an IPI's is 0. */
+Test(fabric_ipi, a_signal_carries_its_kind)
+{
+	struct rig *r = rig_new();
+
+	fabric_send_signal(r->fabric, 0, 4, 0, 7); /* LAT_SMT */
+	fabric_send_ipi(r->fabric, 0, 1, 0);        /* LAT_SOCKET */
+	engine_run(r->engine, ENGINE_NEVER, ENGINE_NEVER);
+	cr_assert_eq(r->n, 2);
+	cr_expect_eq(r->cpu[0], 4);
+	cr_expect_eq(r->kind[0], 7);
+	cr_expect_eq(r->time[0], LAT_SMT);
+	cr_expect_eq(r->cpu[1], 1);
+	cr_expect_eq(r->kind[1], 0);
+	rig_free(r);
 }

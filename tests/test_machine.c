@@ -72,8 +72,9 @@ struct rig {
 	uint64_t now;
 };
 
-static void no_deliver(void *ctx, unsigned cpu)
+static void no_deliver(void *ctx, unsigned cpu, unsigned kind)
 {
+	(void)kind;
 	(void)ctx;
 	(void)cpu;
 }

@@ -33,8 +33,9 @@ struct rig {
 	} ctx[8];
 };
 
-static void no_deliver(void *ctx, unsigned cpu)
+static void no_deliver(void *ctx, unsigned cpu, unsigned kind)
 {
+	(void)kind;
 	(void)ctx;
 	(void)cpu;
 }
@@ -482,8 +483,9 @@ static uint64_t release(struct kernel *k, struct cpu *cpu, struct rw_semaphore *
 	return write ? up_write(k, cpu, sem, now) : up_read(k, cpu, sem, now);
 }
 
-static void no_ipi_delivery(void *ctx, unsigned cpu)
+static void no_ipi_delivery(void *ctx, unsigned cpu, unsigned kind)
 {
+	(void)kind;
 	(void)ctx;
 	cr_assert_fail("cpu %u got a delivered IPI: the wakeup is priced, not sent", cpu);
 }

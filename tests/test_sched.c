@@ -163,8 +163,9 @@ static void quiet_task_run(struct kernel *k, struct task *task, struct cpu *cpu,
 
 static const struct task_ops quiet_task_ops = {.run = quiet_task_run};
 
-static void no_ipi(void *ctx, unsigned cpu)
+static void no_ipi(void *ctx, unsigned cpu, unsigned kind)
 {
+	(void)kind;
 	(void)ctx;
 	cr_assert_fail("cpu %u got an IPI, but nothing here sends one", cpu);
 }

@@ -55,7 +55,6 @@ struct smp_cpu {
 	bool irq_pending;      /* an interrupt arrived during the handler */
 	bool irq_deferred;     /* one arrived with interrupts off: smp_irqs_on() is due */
 	bool pass_uncharged;   /* this handler pass runs only local work: no entry/exit cost */
-	unsigned rar_inflight; /* RAR signals sent here and not yet arrived */
 	uint64_t handler_start;
 	/* The latest section with interrupts off (smp_irqs_off()): interrupts
 	 * that arrive in [irqs_off_from, irqs_off_until) wait for its end. */
@@ -180,17 +179,11 @@ static void smp_interrupt(struct smp *smp, unsigned cpu_id, uint64_t now, bool r
 	smp_start_handler(smp, cpu_id, now);
 }
 
-/* The fabric's arrivals do not say what they carry: RAR signals and IPIs to
- * one CPU travel the same path, so arrivals are RAR signals while some are
- * in flight. */
-void smp_deliver_ipi(void *kernel, unsigned cpu_id)
+void smp_deliver_ipi(void *kernel, unsigned cpu_id, unsigned kind)
 {
 	struct kernel *k = kernel;
-	struct smp_cpu *sc = &k->smp->cpus[cpu_id];
-	bool rar = sc->rar_inflight > 0;
-	if (rar)
-		sc->rar_inflight--;
-	else
+	bool rar = kind == SMP_SIGNAL_RAR;
+	if (!rar)
 		k->machine->cpus[cpu_id].counters.ipis_received++;
 	smp_interrupt(k->smp, cpu_id, engine_now(k->engine), rar);
 }
@@ -334,11 +327,9 @@ uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const un
 		if (!rar || i == 0)
 			t += costs->ipi_send;
 		trace_ipi_send(k, self->id, targets[i], i, t);
-		if (rar)
-			smp->cpus[targets[i]].rar_inflight++;
-		else
-			self->counters.ipis_sent++;
-		fabric_send_ipi(k->machine->fabric, self->id, targets[i], t);
+		self->counters.ipis_sent += !rar;
+		fabric_send_signal(k->machine->fabric, self->id, targets[i], t,
+				   rar ? SMP_SIGNAL_RAR : SMP_SIGNAL_IPI);
 	}
 	wait->sent_at = t;
 	return t;

@@ -40,10 +40,11 @@ void fabric_free(struct fabric *fabric)
 	g_free(fabric);
 }
 
-static void fabric_arrive(void *target, uint64_t cpu)
+/* The event's argument: the target CPU in the low half, the kind above. */
+static void fabric_arrive(void *target, uint64_t arg)
 {
 	struct fabric *fabric = target;
-	fabric->deliver(fabric->ctx, (unsigned)cpu);
+	fabric->deliver(fabric->ctx, (unsigned)(arg & UINT32_MAX), (unsigned)(arg >> 32));
 }
 
 uint64_t fabric_ipi_latency(const struct fabric *fabric, unsigned from, unsigned to)
@@ -54,12 +55,19 @@ uint64_t fabric_ipi_latency(const struct fabric *fabric, unsigned from, unsigned
 
 uint64_t fabric_send_ipi(struct fabric *fabric, unsigned from, unsigned to, uint64_t when)
 {
+	return fabric_send_signal(fabric, from, to, when, 0);
+}
+
+uint64_t fabric_send_signal(struct fabric *fabric, unsigned from, unsigned to, uint64_t when,
+			    unsigned kind)
+{
 	g_assert(from != to);
 	uint64_t arrival = when + fabric_ipi_latency(fabric, from, to);
 	/* Tracked: the target's handler may answer other senders' requests
 	 * too, and the task it interrupts resumes after it, so the arrival
 	 * bounds the other cores' run-ahead (smp.c). */
-	engine_schedule(fabric->engine, arrival, fabric_cpu_lane(to), fabric_arrive, fabric, to);
+	engine_schedule(fabric->engine, arrival, fabric_cpu_lane(to), fabric_arrive, fabric,
+			(uint64_t)kind << 32 | to);
 	return arrival;
 }
 

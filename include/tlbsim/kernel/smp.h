@@ -25,8 +25,12 @@ void smp_free(struct smp *smp);
  */
 void smp_irqs_off(struct kernel *k, const struct cpu *cpu, uint64_t from, uint64_t until);
 
-/* The fabric's delivery callback; ctx is the kernel. */
-void smp_deliver_ipi(void *kernel, unsigned cpu);
+/* What a fabric signal carries: an IPI, or an Intel RAR signal (served by
+ * microcode, not counted as an interrupt). */
+enum smp_signal { SMP_SIGNAL_IPI, SMP_SIGNAL_RAR };
+
+/* The fabric's delivery callback; ctx is the kernel, @kind an enum smp_signal. */
+void smp_deliver_ipi(void *kernel, unsigned cpu, unsigned kind);
 
 /**
  * smp_call_function_many() - run @fn(@info) on each of @targets and wait.

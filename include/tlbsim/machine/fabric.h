@@ -38,8 +38,9 @@ struct cacheline {
 
 #define CACHELINE_INIT ((struct cacheline){.writer = -1, .busy_until = 0})
 
-/* Called at the interrupt's arrival time on @cpu. */
-typedef void (*fabric_deliver_fn)(void *ctx, unsigned cpu);
+/* Called at a signal's arrival time on @cpu, with the @kind its sender gave
+ * (fabric_send_signal(); 0 for fabric_send_ipi()). */
+typedef void (*fabric_deliver_fn)(void *ctx, unsigned cpu, unsigned kind);
 
 /* Keeps @engine and @topology (borrowed; they must outlive the fabric). */
 struct fabric *fabric_new(struct engine *engine, const struct topology *topology,
@@ -53,6 +54,10 @@ void fabric_free(struct fabric *fabric);
  * it bounds the other cores' run-ahead.
  */
 uint64_t fabric_send_ipi(struct fabric *fabric, unsigned from, unsigned to, uint64_t when);
+/* The same for a signal of @kind (what it carries is the receiver's
+ * business: an IPI, an Intel RAR signal), handed to the deliver callback. */
+uint64_t fabric_send_signal(struct fabric *fabric, unsigned from, unsigned to, uint64_t when,
+			    unsigned kind);
 
 /* Cycles to pull a line last written by @from into @to's cache for an RMW. */
 uint64_t fabric_line_transfer(const struct fabric *fabric, unsigned from, unsigned to);
