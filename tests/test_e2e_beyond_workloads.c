@@ -245,3 +245,28 @@ Test(e2e_beyond_workloads, numa_migrate_shoots_down_the_other_socket)
 	cr_expect_eq(run_u64(&b, "page_faults"), 0);
 	beyond_clear(&b);
 }
+
+/*
+ * UNITD (unitd on skylake-sp-2s-48-unitd, 2.6 GHz): a MADV_DONTNEED's
+ * initiator waits until its PTE store's invalidations have been matched in
+ * the other TLBs' CAMs; with a match of 1000 cycles or more that wait is on
+ * its path, so 1000 cycles more per match are 1000 / 2.6 ns more per call,
+ * and no IPI is ever sent.
+ */
+Test(e2e_beyond_workloads, unitd_initiator_waits_for_the_cam_match)
+{
+	struct beyond_run slow, slower;
+	BEYOND_RUN(&slow, "skylake-sp-2s-48-unitd", "madv-dontneed-touch", "unitd",
+		   "workload.threads=2", "workload.iterations=20",
+		   "topology.costs.tlb_snoop=1000");
+	BEYOND_RUN(&slower, "skylake-sp-2s-48-unitd", "madv-dontneed-touch", "unitd",
+		   "workload.threads=2", "workload.iterations=20",
+		   "topology.costs.tlb_snoop=2000");
+	double a = g_ascii_strtod(table_get(&slow.run, 0, "op_ns_mean"), NULL);
+	double b = g_ascii_strtod(table_get(&slower.run, 0, "op_ns_mean"), NULL);
+	cr_expect_float_eq(b - a, 1000 / 2.6, 0.002, "%.3f -> %.3f", a, b);
+	cr_expect_eq(run_u64(&slow, "ipis_sent"), 0);
+	cr_expect_eq(run_u64(&slower, "ipis_sent"), 0);
+	beyond_clear(&slow);
+	beyond_clear(&slower);
+}

@@ -34,10 +34,12 @@ static void coherence_performed(void *target, uint64_t arg)
 	struct coherent_flush *f = target;
 	struct kernel *k = f->k;
 	struct flush_tlb_info *info = f->info;
-	for (unsigned c = 0; c < k->machine->nr_cpus; c++)
+	for (unsigned c = 0; c < k->machine->nr_cpus; c++) {
+		struct cpu *cpu = &k->machine->cpus[c];
 		if (c != info->initiator)
-			tlbflush_hw_invalidate_cpu(k, &k->machine->cpus[c], info->mm, info->start,
-						   info->end, info->stride_shift, info->new_tlb_gen);
+			tlbflush_hw_invalidate_cpu(k, cpu, info->mm, info->start, info->end,
+						   info->stride_shift, info->new_tlb_gen);
+	}
 	kernel_release(k, f);
 	shootdown_complete(k, info, engine_now(k->engine));
 }

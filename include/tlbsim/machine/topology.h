@@ -102,7 +102,7 @@ struct topology_costs {
 	uint64_t broadcast_sync;  /* DSB ISH / TLBSYNC: until every TLB has done them */
 	uint64_t sbi_call;        /* ecall into SBI firmware and back, without its IPIs */
 	uint64_t rar_service;     /* a RAR target's microcode: one action, without its flush */
-	uint64_t tlb_snoop;       /* a coherent TLB matching one invalidation in its PTE-address CAM */
+	uint64_t tlb_snoop;       /* a coherent TLB matching an invalidation in its PTE CAM */
 };
 
 struct topology {
