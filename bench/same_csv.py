@@ -18,6 +18,10 @@ Usage:
   bench/same_csv.py compare DIR_BEFORE DIR_AFTER
   bench/same_csv.py check [--tlbsim BIN] [--shrunk] ...   (record into a temporary
         directory and compare with --against DIR)
+  bench/same_csv.py digest FILE [--tlbsim BIN] [--jobs N]   (record the shrunk set
+        and write one SHA-256 per output into FILE)
+  bench/same_csv.py verify FILE [--tlbsim BIN] [--jobs N]   (record the shrunk set
+        and compare each output's SHA-256 with FILE's)
 
 record writes one file per output into DIR and DIR/index.tsv (name, command);
 compare prints each file that differs and exits 1 if any does. The CSV's
@@ -30,7 +34,15 @@ name, row by row, and lists the columns that only one record has (with how
 many files); a pair that is the same on its shared columns counts as
 identical. Everything else (rows, values, refusals, other files) is compared
 byte for byte.
+
+digest and verify are what CI runs (.ci/run): bench/shrunk.sha256 holds the
+SHA-256 of every output of the shrunk set as the committed source writes it,
+and verify fails on any output that is missing, new or different. A commit
+that means to change outputs (a new input, a new column, a model change)
+regenerates the file with digest, after compare against the previous
+binary's record has shown which files moved and why.
 """
+import hashlib
 import argparse
 import concurrent.futures
 import csv
@@ -231,6 +243,60 @@ def compare(a, b):
     return 1 if differ or bad else 0
 
 
+def digests(directory):
+    """{output name: SHA-256 hex} of a record (index.tsv left out)."""
+    out = {}
+    for f in sorted(os.listdir(directory)):
+        if f == "index.tsv":
+            continue
+        with open(os.path.join(directory, f), "rb") as fh:
+            out[f] = hashlib.sha256(fh.read()).hexdigest()
+    return out
+
+
+def read_digest_file(path):
+    out = {}
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split("  ", 1)
+            if len(parts) != 2 or len(parts[0]) != 64:
+                raise SystemExit(f"{path}:{number}: expected '<sha256>  <output name>'")
+            out[parts[1]] = parts[0]
+    return out
+
+
+def write_digest_file(path, table):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("# bench/same_csv.py digest: SHA-256 of every output of the shrunk set\n")
+        for name in sorted(table):
+            f.write(f"{table[name]}  {name}\n")
+    os.replace(tmp, path)
+
+
+def verify(expected, got):
+    missing = sorted(set(expected) - set(got))
+    new = sorted(set(got) - set(expected))
+    differ = sorted(n for n in set(expected) & set(got) if expected[n] != got[n])
+    for n in missing:
+        print(f"missing: {n}")
+    for n in new:
+        print(f"new: {n}")
+    for n in differ:
+        print(f"differs: {n}")
+    print(f"same_csv: {len(got) - len(new) - len(differ)} outputs as recorded, "
+          f"{len(differ)} differ, {len(missing)} missing, {len(new)} new")
+    if differ or missing or new:
+        print("same_csv: outputs changed. If the change is meant, record the previous binary "
+              "and this one (record, compare) to see what moved, then regenerate the file "
+              "with 'digest'.")
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -246,6 +312,12 @@ def main():
         r.add_argument("--shrunk", action="store_true")
         r.add_argument("--validation", action="store_true")
         r.add_argument("--quiet", action="store_true")
+    for name in ("digest", "verify"):
+        d = sub.add_parser(name)
+        d.add_argument("file")
+        d.add_argument("--tlbsim", default=os.environ.get("TLBSIM",
+                                                          os.path.join(ROOT, "build", "tlbsim")))
+        d.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")
@@ -253,6 +325,18 @@ def main():
     if args.cmd == "compare":
         sys.exit(compare(args.before, args.after))
     args.tlbsim = os.path.abspath(args.tlbsim)
+    if args.cmd in ("digest", "verify"):
+        expected = read_digest_file(args.file) if args.cmd == "verify" else None
+        args.shrunk, args.validation, args.quiet = True, False, True
+        with tempfile.TemporaryDirectory(prefix="same_csv.") as d:
+            args.dir = d
+            record(args)
+            got = digests(d)
+        if args.cmd == "digest":
+            write_digest_file(args.file, got)
+            print(f"same_csv: {len(got)} digests written to {args.file}", file=sys.stderr)
+            return
+        sys.exit(verify(expected, got))
     if args.cmd == "record":
         record(args)
         return
