@@ -77,8 +77,10 @@ Test(multicast, two_sockets_worked_by_hand)
 	const uint64_t handling[] = {0, 400, 1200, 600};
 	for (unsigned c = 0; c < 4; c++)
 		cr_assert_eq(CPU(m, c, irq_cycles), handling[c], "cpu %u", c);
-	for (unsigned c = 1; c < 4; c++)
+	for (unsigned c = 1; c < 4; c++) {
+		cr_assert_eq(CPU(m, c, multicast_requests), 1, "cpu %u", c);
 		cr_assert_eq(CPU(m, c, nr_tlb_remote_flush_received), 1, "cpu %u", c);
+	}
 	cr_assert_eq(m.result->total.ipis_sent, 0);
 	cr_assert_eq(m.result->total.ipis_received, 0);
 	cr_assert_eq(m.result->total.stale_hits, 0);

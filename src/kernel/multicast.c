@@ -151,6 +151,7 @@ static uint64_t mc_request(struct kernel *k, struct cpu *cpu, uint64_t now, void
 	unsigned agg = g->cpus[0];
 	bool aggregator = cpu->id == agg;
 	uint64_t t = now + mc_transfer(k, aggregator ? f->initiator : agg, cpu->id);
+	cpu->counters.multicast_requests++;
 	if (aggregator && g->nr > 1)
 		cpu->counters.multicast_aggregations++;
 	for (unsigned i = 1; aggregator && i < g->nr; i++)

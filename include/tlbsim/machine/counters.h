@@ -86,6 +86,7 @@
 	X(abis_flush_skipped)            /* ABIS: gathered flushes dropped, no PTE accessed */     \
 	X(abis_local_only)               /* ABIS: gathered flushes kept local, accessor = self */  \
 	X(multicast_messages)            /* multicast: URPC messages this CPU wrote */             \
+	X(multicast_requests)            /* multicast: flush requests it received and ran */      \
 	X(multicast_aggregations)        /* multicast: requests it forwarded to its socket */
 
 struct counters {
