@@ -12,7 +12,7 @@ static void strict_row(struct table *t, const char *topology, const char *worklo
 		       const char *policy)
 {
 	const char *shrink = g_str_equal(workload, "munmap16") ? "--set=workload.file_size=8M"
-								: "--set=workload.iterations=20";
+							       : "--set=workload.iterations=20";
 	/* latr-micro has no tail: the list ends there. */
 	const char *tail = g_str_equal(workload, "munmap16") ? "--set=workload.tail_ms=1" : NULL;
 	run_row(t, topology, workload, policy, "1", "--strict", shrink, tail, NULL);

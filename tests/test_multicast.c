@@ -14,19 +14,20 @@
 static char *one_page_munmap(void)
 {
 	return g_strdup(
-		"{\"name\": \"one-page\","
-		" \"regions\": [{\"name\": \"victim\", \"size\": 4096, \"populate\": \"all\"},"
-		"              {\"name\": \"own\", \"size\": 4096, \"populate\": \"all\"}],"
-		" \"tasks\": ["
-		"  {\"name\": \"unmapper\", \"cpu\": 0, \"program\": ["
-		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
-		"    {\"op\": \"compute\", \"cycles\": 100000},"
-		"    {\"op\": \"munmap\", \"region\": \"victim\"},"
-		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
-		"  {\"name\": \"reader\", \"count\": 3, \"cpu\": \"$thread + 1\", \"program\": ["
-		"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
-		"    {\"op\": \"access\", \"region\": \"own\", \"pattern\": \"sequential\", \"pages\": 1,"
-		"     \"while_flag\": \"run\", \"cycles\": 10}]}]}");
+	    "{\"name\": \"one-page\","
+	    " \"regions\": [{\"name\": \"victim\", \"size\": 4096, \"populate\": \"all\"},"
+	    "              {\"name\": \"own\", \"size\": 4096, \"populate\": \"all\"}],"
+	    " \"tasks\": ["
+	    "  {\"name\": \"unmapper\", \"cpu\": 0, \"program\": ["
+	    "    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+	    "    {\"op\": \"compute\", \"cycles\": 100000},"
+	    "    {\"op\": \"munmap\", \"region\": \"victim\"},"
+	    "    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
+	    "  {\"name\": \"reader\", \"count\": 3, \"cpu\": \"$thread + 1\", \"program\": ["
+	    "    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+	    "    {\"op\": \"access\", \"region\": \"own\", \"pattern\": \"sequential\", \"pages\": "
+	    "1,"
+	    "     \"while_flag\": \"run\", \"cycles\": 10}]}]}");
 }
 
 static uint64_t op_cycles(const struct support_run *r)
@@ -113,20 +114,20 @@ Test(multicast, polls_on_the_critical_path)
  */
 Test(multicast, one_socket_one_aggregator)
 {
-	char *w = g_strdup(
-		"{\"name\": \"one-page\","
-		" \"regions\": [{\"name\": \"victim\", \"size\": 4096, \"populate\": \"all\"},"
-		"              {\"name\": \"own\", \"size\": 4096, \"populate\": \"all\"}],"
-		" \"tasks\": ["
-		"  {\"name\": \"unmapper\", \"cpu\": 0, \"program\": ["
-		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
-		"    {\"op\": \"compute\", \"cycles\": 100000},"
-		"    {\"op\": \"munmap\", \"region\": \"victim\"},"
-		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
-		"  {\"name\": \"reader\", \"cpu\": 1, \"program\": ["
-		"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
-		"    {\"op\": \"access\", \"region\": \"own\", \"pattern\": \"sequential\","
-		"     \"pages\": 1, \"while_flag\": \"run\", \"cycles\": 10}]}]}");
+	char *w =
+	    g_strdup("{\"name\": \"one-page\","
+		     " \"regions\": [{\"name\": \"victim\", \"size\": 4096, \"populate\": \"all\"},"
+		     "              {\"name\": \"own\", \"size\": 4096, \"populate\": \"all\"}],"
+		     " \"tasks\": ["
+		     "  {\"name\": \"unmapper\", \"cpu\": 0, \"program\": ["
+		     "    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+		     "    {\"op\": \"compute\", \"cycles\": 100000},"
+		     "    {\"op\": \"munmap\", \"region\": \"victim\"},"
+		     "    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
+		     "  {\"name\": \"reader\", \"cpu\": 1, \"program\": ["
+		     "    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+		     "    {\"op\": \"access\", \"region\": \"own\", \"pattern\": \"sequential\","
+		     "     \"pages\": 1, \"while_flag\": \"run\", \"cycles\": 10}]}]}");
 	struct support_run m = support_run("tiny-2cpu.json", "barrelfish-multicast", NULL, w);
 	cr_assert_eq(CPU(m, 0, multicast_messages), 1);
 	cr_assert_eq(CPU(m, 1, multicast_messages), 1);

@@ -40,10 +40,10 @@ struct mc_flush;
 /* One socket's share: its aggregator and the targets it forwards to. */
 struct mc_group {
 	struct mc_flush *f;
-	unsigned *cpus;     /* cpus[0] is the aggregator */
+	unsigned *cpus; /* cpus[0] is the aggregator */
 	unsigned nr;
-	unsigned pending;   /* the aggregator's own flush and its peers' replies */
-	uint64_t *replied;  /* per peer (index as in cpus): when its reply was written */
+	unsigned pending;       /* the aggregator's own flush and its peers' replies */
+	uint64_t *replied;      /* per peer (index as in cpus): when its reply was written */
 	uint64_t reply_written; /* the aggregator's reply to the initiator */
 };
 
@@ -138,8 +138,8 @@ static void mc_group_one_done(struct kernel *k, struct mc_group *g, unsigned slo
 	for (unsigned i = 0; i < g->nr; i++)
 		last = MAX(last, g->replied[i]);
 	unsigned agg = g->cpus[0];
-	engine_schedule(k->engine, kernel_global_time(k, mc_noticed(k, last)),
-			fabric_cpu_lane(agg), mc_replies_noticed, g, agg);
+	engine_schedule(k->engine, kernel_global_time(k, mc_noticed(k, last)), fabric_cpu_lane(agg),
+			mc_replies_noticed, g, agg);
 }
 
 /* A request found at a poll: read it, forward it (the aggregator), flush,
@@ -187,8 +187,7 @@ static uint64_t mc_collect(struct kernel *k, struct cpu *cpu, uint64_t now, void
 }
 
 /* The send order: other sockets first (in socket order), the initiator's last. */
-static unsigned mc_socket_rank(const struct topology *topo, unsigned self_socket,
-			       unsigned socket)
+static unsigned mc_socket_rank(const struct topology *topo, unsigned self_socket, unsigned socket)
 {
 	return socket == self_socket ? topo->sockets : socket;
 }
@@ -209,8 +208,12 @@ static void mc_group_targets(struct kernel *k, struct mc_flush *f, const unsigne
 		if (count[r] == 0)
 			continue;
 		f->groups[f->nr_groups++] = (struct mc_group){
-		    .f = f, .cpus = f->cpus + first, .replied = f->replied + first,
-		    .nr = 0, .pending = count[r], .reply_written = UINT64_MAX,
+		    .f = f,
+		    .cpus = f->cpus + first,
+		    .replied = f->replied + first,
+		    .nr = 0,
+		    .pending = count[r],
+		    .reply_written = UINT64_MAX,
 		};
 		count[r] = f->nr_groups; /* now: the group's index + 1 */
 		first += f->groups[f->nr_groups - 1].pending;
@@ -223,8 +226,8 @@ static void mc_group_targets(struct kernel *k, struct mc_flush *f, const unsigne
 	g_free(count);
 }
 
-static void multicast_send(struct kernel *k, struct cpu *cpu, const unsigned *targets,
-			   unsigned nr, struct flush_tlb_info *info, uint64_t now)
+static void multicast_send(struct kernel *k, struct cpu *cpu, const unsigned *targets, unsigned nr,
+			   struct flush_tlb_info *info, uint64_t now)
 {
 	if (nr == 0) {
 		shootdown_complete(k, info, now);
@@ -247,8 +250,8 @@ static void multicast_send(struct kernel *k, struct cpu *cpu, const unsigned *ta
 }
 
 const struct flush_transport_ops flush_transport_multicast = {
-	.name = "multicast",
-	.imitates = "Barrelfish's NUMA-aware multicast (SOSP'09): per-socket aggregators, "
-		    "URPC messages polled by the monitors",
-	.send = multicast_send,
+    .name = "multicast",
+    .imitates = "Barrelfish's NUMA-aware multicast (SOSP'09): per-socket aggregators, "
+		"URPC messages polled by the monitors",
+    .send = multicast_send,
 };
