@@ -43,7 +43,7 @@ struct mc_group {
 	unsigned *cpus; /* cpus[0] is the aggregator */
 	unsigned nr;
 	unsigned pending;       /* the aggregator's own flush and its peers' replies */
-	uint64_t *replied;      /* per peer (index as in cpus): when its reply was written */
+	uint64_t *replied;      /* as cpus: the aggregator's flush end, the peers' replies */
 	uint64_t reply_written; /* the aggregator's reply to the initiator */
 };
 
@@ -93,7 +93,7 @@ static uint64_t mc_send(struct kernel *k, unsigned from, unsigned to, uint64_t n
 	return now + mc_transfer(k, to, from);
 }
 
-/* A request for @g lands in @to's channel at @landed; its poll finds it. */
+/* mc_send() of @g's request; @to's poll finds it and runs mc_request(). */
 static uint64_t mc_send_request(struct kernel *k, struct mc_group *g, unsigned from, unsigned to,
 				uint64_t now)
 {
