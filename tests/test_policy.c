@@ -516,7 +516,7 @@ Test(policy_frame, axes_must_fit_together)
 {
 	expect_with_error("\"flush_transport\": \"lat\"",
 			  "t.json: $.flush_transport: expected one of \"ipi\", \"latr\", \"rar\", "
-			  "\"coherence\", got \"lat\" (did you mean \"latr\"?)");
+			  "\"coherence\", \"multicast\", got \"lat\" (did you mean \"latr\"?)");
 	expect_with_error("\"flush_transport\": \"latr\"",
 			  "t.json: $.flush_disturbance: expected \"tick_sweep\" with "
 			  "flush_transport \"latr\"");
@@ -713,4 +713,36 @@ Test(policy_frame, coherence)
 			  "\"none\", \"flush_completion\": \"handler_entry\"",
 			  "t.json: $.flush_completion: expected \"remote_flush_done\" with "
 			  "flush_transport \"coherence\" (the PTE stores globally performed)");
+}
+
+#define MULTICAST_AXES                                                                         \
+	"\"flush_transport\": \"multicast\", \"flush_disturbance\": \"message_poll\""
+
+Test(policy_frame, multicast)
+{
+	struct policy *p = load_file(TLBSIM_SOURCE_DIR "/policies/barrelfish-multicast.json");
+	cr_expect_eq(p->transport, &flush_transport_multicast);
+	cr_expect_eq(p->disturbance, DISTURBANCE_MESSAGE_POLL);
+	cr_expect_eq(p->completion, FLUSH_COMPLETION_REMOTE_DONE);
+	cr_expect_eq(p->multicast_poll_ns, 1000);
+	policy_free(p);
+	p = with_ok(MULTICAST_AXES ", \"multicast_poll_ns\": 0");
+	cr_expect_eq(p->multicast_poll_ns, 0, "spinning monitors");
+	policy_free(p);
+	expect_with_error("\"flush_transport\": \"multicast\"",
+			  "t.json: $.flush_disturbance: expected \"message_poll\" with "
+			  "flush_transport \"multicast\"");
+	expect_with_error(MULTICAST_AXES ", \"flush_completion\": \"none\"",
+			  "t.json: $.flush_completion: expected \"remote_flush_done\" with "
+			  "flush_transport \"multicast\" (every socket's aggregated reply: a "
+			  "one-phase commit)");
+	expect_with_error("\"flush_disturbance\": \"message_poll\"",
+			  "t.json: $.flush_disturbance: expected \"irq_handler\" with "
+			  "flush_transport \"ipi\"");
+	expect_with_error("\"multicast_poll_ns\": 500",
+			  "t.json: $.multicast_poll_ns: only flush_transport \"multicast\" reads "
+			  "it; this policy has flush_transport \"ipi\"");
+	expect_with_error(MULTICAST_AXES ", \"multicast_poll_n\": 500",
+			  "t.json: $: unknown key \"multicast_poll_n\" (did you mean "
+			  "\"multicast_poll_ns\"?)");
 }

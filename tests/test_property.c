@@ -323,7 +323,7 @@ static char *gen_policy(struct gen *g, struct gen_case *c, bool short_slices)
 		"linux-4.5",  "linux-3.11", "linux-4.5-smt-dedup", "linux-3.6", "linux-4.19",
 		"linux-4.20", "linux-6.8",  "linux-6.14",	   "linux-6.15", "latr",
 		"latr-released", "early-ack",	   "intel-rar", "abis",
-		"numapte", "unitd",
+		"numapte", "unitd", "barrelfish-multicast",
 	};
 	c->policy_name = presets[rng_below(&g->rng, G_N_ELEMENTS(presets))];
 	/* RAR and coherent TLBs need the machine's support (drawn together). */
@@ -955,11 +955,12 @@ static void check_counters(GString *p, const char *who, const struct counters *c
 	 * IPI to that CPU (several csds may share a handler pass, never the
 	 * reverse), or a LATR state the CPU swept, so this holds per CPU, not
 	 * just in total. */
-	if (c->nr_tlb_remote_flush_received > c->ipis_received + c->latr_states_flushed)
+	if (c->nr_tlb_remote_flush_received >
+	    c->ipis_received + c->latr_states_flushed + c->multicast_requests)
 		problem(p, "%s: nr_tlb_remote_flush_received %" PRIu64 " > ipis_received %" PRIu64
-			   " + latr_states_flushed %" PRIu64,
+			   " + latr_states_flushed %" PRIu64 " + multicast_requests %" PRIu64,
 			who, c->nr_tlb_remote_flush_received, c->ipis_received,
-			c->latr_states_flushed);
+			c->latr_states_flushed, c->multicast_requests);
 	/* tlb:tlb_flush by reason: every event has one reason; the _full of a
 	 * reason are some of its events. */
 	uint64_t reasons = c->tlb_flush_task_switch + c->tlb_remote_shootdown +

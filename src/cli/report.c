@@ -316,6 +316,9 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(rar_actions) \
 	X(abis_flush_skipped) \
 	X(abis_local_only) \
+	X(multicast_messages) \
+	X(multicast_requests) \
+	X(multicast_aggregations) \
 	X(events) \
 	X(host_seconds) \
 	X(tlbsim_version)

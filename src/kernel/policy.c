@@ -39,6 +39,7 @@ static const struct flush_transport_ops *const transport_ops[] = {
 	&flush_transport_latr,
 	&flush_transport_rar,
 	&flush_transport_coherence,
+	&flush_transport_multicast,
 	NULL,
 };
 
@@ -58,6 +59,7 @@ static const char *const disturbance_names[] = {
 	[DISTURBANCE_TICK_SWEEP] = "tick_sweep",
 	[DISTURBANCE_MICROCODE] = "microcode",
 	[DISTURBANCE_NONE] = "none",
+	[DISTURBANCE_MESSAGE_POLL] = "message_poll",
 	NULL,
 };
 
@@ -114,6 +116,7 @@ static const char *const policy_keys[] = {
 	"early_ack_freed_tables",
 	"abis_track_cycles",
 	"numapte_replica_cycles",
+	"multicast_poll_ns",
 	"sched",
 	"$schema", /* the editor's: docs/schema/policy.schema.json */
 	NULL,
@@ -210,6 +213,8 @@ static bool policy_check_applies(const struct config_node *root, const struct po
 	     targets},
 	    {"numapte_replica_cycles", policy->targets == &flush_targets_numapte,
 	     "flush_targets \"numapte\"", targets},
+	    {"multicast_poll_ns", policy->transport == &flush_transport_multicast,
+	     "flush_transport \"multicast\"", transport},
 	};
 	bool ok = true;
 	for (unsigned i = 0; ok && i < G_N_ELEMENTS(knobs); i++) {
@@ -250,6 +255,8 @@ static bool policy_check_frame(const struct config_node *root, const struct poli
 	     " (the targets' status bytes)"},
 	    {&flush_transport_coherence, DISTURBANCE_NONE, FLUSH_COMPLETION_REMOTE_DONE,
 	     " (the PTE stores globally performed)"},
+	    {&flush_transport_multicast, DISTURBANCE_MESSAGE_POLL, FLUSH_COMPLETION_REMOTE_DONE,
+	     " (every socket's aggregated reply: a one-phase commit)"},
 	};
 	unsigned f = 0;
 	while (fits[f].transport != policy->transport)
@@ -370,7 +377,9 @@ static bool policy_read_frame(const struct config_node *root, struct policy *pol
 			      GError **error)
 {
 	int transport = 0, completion = 0, gate = 0, disturbance = 0;
-	uint64_t latr_states = 256, tick_hz = 1000;
+	/* 1000 ns between polls: an estimate, justified in
+	 * policies/barrelfish-multicast.json. */
+	uint64_t latr_states = 256, tick_hz = 1000, poll_ns = 1000;
 	if (!((!cJSON_GetObjectItemCaseSensitive(root->json, "flush_transport") ||
 	       policy_pick(root, "flush_transport", (const void *const *)transport_ops,
 			   G_N_ELEMENTS(transport_ops), &transport, error)) &&
@@ -381,6 +390,7 @@ static bool policy_read_frame(const struct config_node *root, struct policy *pol
 			      error) &&
 	      config_get_u64(root, "latr_states", false, 1, 4096, &latr_states, error) &&
 	      config_get_u64(root, "tick_hz", false, 100, 1000, &tick_hz, error) &&
+	      config_get_u64(root, "multicast_poll_ns", false, 0, 1000000000, &poll_ns, error) &&
 	      policy_read_bool(root, "early_ack_freed_tables", false,
 			       &policy->early_ack_freed_tables, error)))
 		return false;
@@ -390,6 +400,7 @@ static bool policy_read_frame(const struct config_node *root, struct policy *pol
 	policy->disturbance = (enum flush_disturbance)disturbance;
 	policy->latr_states = (unsigned)latr_states;
 	policy->tick_hz = (unsigned)tick_hz;
+	policy->multicast_poll_ns = policy->transport == &flush_transport_multicast ? poll_ns : 0;
 	return true;
 }
 

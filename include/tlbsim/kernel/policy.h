@@ -193,6 +193,8 @@ enum flush_disturbance {
 	DISTURBANCE_TICK_SWEEP,  /* a sweep of posted flushes at the next tick or switch */
 	DISTURBANCE_MICROCODE,   /* the target's microcode performs the action: no handler */
 	DISTURBANCE_NONE,        /* nothing: the hardware's coherence drops the entries */
+	DISTURBANCE_MESSAGE_POLL, /* the receiver handles a message at its next poll: no
+				   * interrupt entry or exit, only the handling's cycles */
 };
 
 /* THP ranges in the range rule (references.md, 'Linux: tlb_flushall_shift (3.6-3.15)' and
@@ -263,6 +265,8 @@ struct policy {
 	uint64_t abis_track_cycles; /* ABIS: accessor bookkeeping per page fault (0 elsewhere) */
 	/* numaPTE: copying a PTE page to a walking node (0 elsewhere). */
 	uint64_t numapte_replica_cycles;
+	/* Multicast: ns between two polls of a receiver's message channels. */
+	uint64_t multicast_poll_ns;
 	/* Knobs read by the ops. */
 	int tlb_flushall_shift;      /* POLICY_SHIFT_FROM_CPU: the topology's cpuid value */
 	unsigned single_page_flush_ceiling;
@@ -305,6 +309,7 @@ extern const struct flush_transport_ops flush_transport_ipi;
 extern const struct flush_transport_ops flush_transport_latr;
 extern const struct flush_transport_ops flush_transport_rar;
 extern const struct flush_transport_ops flush_transport_coherence;
+extern const struct flush_transport_ops flush_transport_multicast;
 
 /* Parse and validate a policy file's tree; NULL on error. */
 struct policy *policy_from_json(const cJSON *json, const char *file, GError **error);

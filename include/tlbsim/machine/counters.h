@@ -84,7 +84,10 @@
 	X(rar_requests)                  /* RAR: flushes this CPU sent as Remote Action Requests */\
 	X(rar_actions)                   /* RAR: actions this CPU's microcode performed */         \
 	X(abis_flush_skipped)            /* ABIS: gathered flushes dropped, no PTE accessed */     \
-	X(abis_local_only)               /* ABIS: gathered flushes kept local, accessor = self */
+	X(abis_local_only)               /* ABIS: gathered flushes kept local, accessor = self */  \
+	X(multicast_messages)            /* multicast: URPC messages this CPU wrote */             \
+	X(multicast_requests)            /* multicast: flush requests it received and ran */      \
+	X(multicast_aggregations)        /* multicast: requests it forwarded to its socket */
 
 struct counters {
 #define COUNTERS_FIELD(name) uint64_t name;
