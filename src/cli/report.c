@@ -316,6 +316,8 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(rar_actions) \
 	X(abis_flush_skipped) \
 	X(abis_local_only) \
+	X(pti_user_flushes_deferred) \
+	X(pti_user_flush_all) \
 	X(events) \
 	X(host_seconds) \
 	X(tlbsim_version)

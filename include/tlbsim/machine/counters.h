@@ -84,7 +84,9 @@
 	X(rar_requests)                  /* RAR: flushes this CPU sent as Remote Action Requests */\
 	X(rar_actions)                   /* RAR: actions this CPU's microcode performed */         \
 	X(abis_flush_skipped)            /* ABIS: gathered flushes dropped, no PTE accessed */     \
-	X(abis_local_only)               /* ABIS: gathered flushes kept local, accessor = self */
+	X(abis_local_only)               /* ABIS: gathered flushes kept local, accessor = self */\
+	X(pti_user_flushes_deferred)     /* PTI: user-PCID ranges left for the return to user */   \
+	X(pti_user_flush_all)            /* PTI: returns to user that flushed the whole user PCID */
 
 struct counters {
 #define COUNTERS_FIELD(name) uint64_t name;

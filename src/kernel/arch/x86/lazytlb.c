@@ -23,6 +23,7 @@
  * has been handled.
  */
 #include <glib.h>
+#include "tlbsim/kernel/pti.h"
 #include "tlbsim/kernel/tlbflush.h"
 #include "tlbsim/kernel/tracepoint.h"
 
@@ -156,11 +157,12 @@ static uint64_t do_flush(struct kernel *k, struct cpu *cpu, const struct flush_t
 	if (full) {
 		if (local)
 			cpu->counters.nr_tlb_local_flush_all++;
-		cycles = tlbflush_local_all(k, cpu);
+		cycles = k->policy->pti ? pti_flush(k, cpu, f, true, local) : tlbflush_local_all(k, cpu);
 	} else {
 		if (local)
 			cpu->counters.nr_tlb_local_flush_one += (f->end - f->start) >> f->stride_shift;
-		cycles = tlbflush_local_range(k, cpu, f->start, f->end, f->stride_shift);
+		cycles = k->policy->pti ? pti_flush(k, cpu, f, false, local)
+					: tlbflush_local_range(k, cpu, f->start, f->end, f->stride_shift);
 	}
 	if (local)
 		cpu->counters.local_flush_cycles += cycles;
