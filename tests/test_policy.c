@@ -741,6 +741,10 @@ Test(policy_pti, refused_where_not_modelled)
 	expect_error(PTI_BASE "\"arch\": \"arm64\", \"lazy_tlb\": \"arm64\", \"pcid\": false, "
 			      "\"pti\": true}",
 		     "t.json: $.pti: expected false: PTI is x86's");
+	expect_error(PTI_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"pcid\": false, "
+			      "\"pti\": true}",
+		     "t.json: $.pti: expected false with lazy_tlb \"strict\": PTI came with 4.15, "
+		     "whose lazy TLB is \"pcid\" or later");
 	expect_error(PTI_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"lazier\", \"pcid\": false, "
 			      "\"pti\": true}",
 		     "t.json: $.pti: expected false with pcid false: PTI is modelled with PCIDs "
