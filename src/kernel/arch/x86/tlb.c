@@ -10,7 +10,8 @@
  * the request, picks targets (the policy's selection, then the era's
  * should_flush filter) and waits for every acknowledgement.  The handler is
  * the era's flush_tlb_func (lazytlb.c).
- * Simplifies: no PTI (one PCID per mm per CPU), no INVPCID, no global pages.
+ * Simplifies: no global pages; PTI (policy pti) is pti.c's, called from the
+ * handler's flush (lazytlb.c).
  * Invariant: a CPU whose bit is clear in mm_cpumask(mm) and that runs another
  * mm holds no entry of mm that predates a flush it was not sent, unless its
  * PCID slot's tlb_gen says so (then switch_mm flushes it).
