@@ -746,3 +746,54 @@ Test(policy_frame, multicast)
 			  "t.json: $: unknown key \"multicast_poll_n\" (did you mean "
 			  "\"multicast_poll_ns\"?)");
 }
+
+/* PTI: the base's keys but pcid, arch and lazy_tlb, which each case sets. */
+#define PTI_BASE                                                                               \
+	"{\"name\": \"t\", \"range_flush\": \"single_page_flush_ceiling\", "                      \
+	"\"munmap_flush_range\": \"gathered\", \"flush_targets\": \"mm_cpumask\", "              \
+	"\"huge_page_range\": \"per_stride\", \"reclaim_flush\": \"batched\", "
+
+Test(policy_pti, presets_and_defaults)
+{
+	struct policy *p = load_file(TLBSIM_SOURCE_DIR "/policies/linux-5.2-pti.json");
+	cr_expect(p->pti);
+	cr_expect_eq(p->pti_user_flush, PTI_USER_FLUSH_INVPCID);
+	policy_free(p);
+	p = load_file(TLBSIM_SOURCE_DIR "/policies/deferred-pti.json");
+	cr_expect(p->pti);
+	cr_expect_eq(p->pti_user_flush, PTI_USER_FLUSH_DEFERRED);
+	policy_free(p);
+	p = load_file(TLBSIM_SOURCE_DIR "/policies/linux-6.8.json");
+	cr_expect_not(p->pti, "off unless a policy says so");
+	policy_free(p);
+}
+
+Test(policy_pti, refused_where_not_modelled)
+{
+	expect_error(PTI_BASE "\"arch\": \"arm64\", \"lazy_tlb\": \"arm64\", \"pcid\": false, "
+			      "\"pti\": true}",
+		     "t.json: $.pti: expected false: PTI is x86's");
+	expect_error(PTI_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"pcid\": false, "
+			      "\"pti\": true}",
+		     "t.json: $.pti: expected false with lazy_tlb \"strict\": PTI came with 4.15, "
+		     "whose lazy TLB is \"pcid\" or later");
+	expect_error(PTI_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"lazier\", \"pcid\": false, "
+			      "\"pti\": true}",
+		     "t.json: $.pti: expected false with pcid false: PTI is modelled with PCIDs "
+		     "only");
+	expect_error(PTI_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"lazier\", \"pcid\": true, "
+			      "\"pti\": true, \"flush_transport\": \"rar\", \"flush_disturbance\": "
+			      "\"microcode\"}",
+		     "t.json: $.pti: expected false with a flush_transport other than \"ipi\": "
+		     "PTI is modelled with IPIs only");
+	expect_error(PTI_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"lazier\", \"pcid\": true, "
+			      "\"pti_user_flush\": \"deferred\"}",
+		     "t.json: $.pti_user_flush: only pti true reads it; this policy has pti false");
+	expect_error(PTI_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"lazier\", \"pcid\": true, "
+			      "\"pti\": true, \"pti_user_flush\": \"defered\"}",
+		     "t.json: $.pti_user_flush: expected one of \"invpcid\", \"deferred\", got "
+		     "\"defered\" (did you mean \"deferred\"?)");
+	expect_error(PTI_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"lazier\", \"pcid\": true, "
+			      "\"pti\": 1}",
+		     "t.json: $.pti: expected true or false, got 1");
+}

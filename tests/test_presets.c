@@ -143,7 +143,7 @@ static const char *const presets[] = {
 	"arm64-6.5", "linux-3.11", "linux-3.4",	 "linux-3.6",  "linux-4.19", "linux-4.20",
 	"linux-4.5", "linux-4.5-smt-dedup",	 "linux-6.1",  "linux-6.14", "linux-6.15",
 	"linux-6.8", "riscv-6.7",  "riscv-6.8", "latr", "latr-released", "early-ack", "intel-rar",
-	"abis", "numapte", "unitd", "barrelfish-multicast",
+	"abis", "numapte", "unitd", "barrelfish-multicast", "linux-5.2-pti", "deferred-pti",
 };
 
 static const char *const machines[] = {

@@ -134,6 +134,7 @@ struct gen_case {
 	const char *policy_name;
 	bool smt_thread;
 	bool rar; /* the machine has Intel RAR and coherent TLBs (intel-rar, unitd) */
+	bool pcid; /* the machine has PCIDs (hw_asids 4096): PTI presets can run on it */
 	unsigned threads_per_core;
 };
 
@@ -208,9 +209,13 @@ static void append_costs(struct gen *g, GString *s)
 	unsigned ipi_smt = pick(g, 100, 1500), ipi_socket = ipi_smt + pick(g, 0, 1000);
 	unsigned line_self = pick(g, 1, 40), line_smt = line_self + pick(g, 0, 60);
 	unsigned line_socket = line_smt + pick(g, 0, 150);
+	/* PTI's costs: no INVPCID a third of the time (the whole-PCID fallback). */
+	unsigned invpcid = chance(g, 33) ? 0 : pick(g, 100, 400), cr3 = pick(g, 20, 300);
+	g_string_append_printf(s, " \"costs\": {\"invpcid_addr\": %u, \"cr3_switch\": %u,\n",
+			       invpcid, cr3);
 	g_string_append_printf(
 		s,
-		" \"costs\": {\"page_walk\": %u, \"invlpg\": %u, \"flush_all\": %u, \"ipi_send\": %u,\n"
+		"  \"page_walk\": %u, \"invlpg\": %u, \"flush_all\": %u, \"ipi_send\": %u,\n"
 		"  \"ipi_latency\": {\"smt\": %u, \"socket\": %u, \"remote\": %u},\n"
 		"  \"irq_entry\": %u, \"irq_exit\": %u,\n",
 		pick(g, 10, 100), handler_costs ? pick(g, 50, 200) : 0,
@@ -269,6 +274,7 @@ static char *gen_topology(struct gen *g, struct gen_case *c)
 	c->smt_thread = chance(g, 50);
 	c->rar = chance(g, 50);
 	c->threads_per_core = threads;
+	c->pcid = chance(g, 50);
 	GString *s = g_string_new(NULL);
 	g_string_append_printf(
 		s,
@@ -278,7 +284,7 @@ static char *gen_topology(struct gen *g, struct gen_case *c)
 		" \"smt_invalidation\": \"%s\",\n"
 		" \"cpuid\": {\"tlb_lld_4k\": %u, \"tlb_lli_4k\": %u, \"tlb_flushall_shift\": %d},\n",
 		sockets, cores, threads, clocks[rng_below(&g->rng, G_N_ELEMENTS(clocks))],
-		chance(g, 50) ? 0u : 4096u, c->smt_thread ? "thread" : "core", pick(g, 8, 64),
+		c->pcid ? 4096u : 0u, c->smt_thread ? "thread" : "core", pick(g, 8, 64),
 		pick(g, 8, 64), (int)pick(g, 0, 7) - 1);
 	g_string_append_printf(s,
 			       " \"flush_hw\": {\"arch\": \"x86\", \"remote\": \"ipi\","
@@ -323,7 +329,7 @@ static char *gen_policy(struct gen *g, struct gen_case *c, bool short_slices)
 		"linux-4.5",  "linux-3.11", "linux-4.5-smt-dedup", "linux-3.6", "linux-4.19",
 		"linux-4.20", "linux-6.8",  "linux-6.14",	   "linux-6.15", "latr",
 		"latr-released", "early-ack",	   "intel-rar", "abis",
-		"numapte", "unitd", "barrelfish-multicast",
+		"numapte", "unitd", "barrelfish-multicast", "linux-5.2-pti", "deferred-pti",
 	};
 	c->policy_name = presets[rng_below(&g->rng, G_N_ELEMENTS(presets))];
 	/* RAR and coherent TLBs need the machine's support (drawn together). */
@@ -331,6 +337,8 @@ static char *gen_policy(struct gen *g, struct gen_case *c, bool short_slices)
 		c->policy_name = "linux-6.15";
 	if (strcmp(c->policy_name, "unitd") == 0 && !c->rar)
 		c->policy_name = "linux-6.8";
+	if (g_str_has_suffix(c->policy_name, "-pti") && !c->pcid)
+		c->policy_name = "linux-4.20"; /* PTI is modelled with PCIDs only */
 	char *path = g_strdup_printf(TLBSIM_SOURCE_DIR "/policies/%s.json", c->policy_name);
 	GError *error = NULL;
 	cJSON *json = config_load_file(path, NULL, &error);

@@ -319,6 +319,8 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(multicast_messages) \
 	X(multicast_requests) \
 	X(multicast_aggregations) \
+	X(pti_user_flushes_deferred) \
+	X(pti_user_flush_all) \
 	X(events) \
 	X(host_seconds) \
 	X(tlbsim_version)

@@ -52,6 +52,7 @@
 #include <glib.h>
 #include "tlbsim/kernel/fork.h"
 #include "tlbsim/kernel/frame_release.h"
+#include "tlbsim/kernel/pti.h"
 #include "tlbsim/kernel/rwsem.h"
 #include "tlbsim/kernel/sched.h"
 #include "tlbsim/kernel/swap.h"
@@ -145,6 +146,7 @@ static void dup_mmap_return_event(void *target, uint64_t time)
 							    fork_asid_of, call);
 		}
 	}
+	time += pti_return_to_user(k, call->cpu, true);
 	trace_syscall_exit(k, call->cpu->id, time);
 	fork_call_finish(k, call, time);
 }
@@ -204,7 +206,7 @@ void dup_mmap(struct kernel *k, struct cpu *cpu, struct mm *oldmm, struct mm *mm
 	mm->tlb_gen++;
 	struct fork_call *call = kernel_alloc(k, sizeof(*call));
 	*call = (struct fork_call){.k = k, .cpu = cpu, .oldmm = oldmm, .mm = mm, .done = done};
-	uint64_t t = now + k->machine->topology->costs.syscall;
+	uint64_t t = now + k->machine->topology->costs.syscall + pti_enter_kernel(k);
 	call->asked = t;
 	struct kcont locked = {.fn = dup_mmap_locked, .ctx = call};
 	down_write(k, cpu, oldmm->mmap_lock, t, locked);
@@ -297,7 +299,8 @@ void exit_mm(struct kernel *k, struct cpu *cpu, struct mm *mm, uint64_t now, str
 
 static void fork_cow_flushed(struct kernel *k, void *ctx, uint64_t time)
 {
-	fork_call_finish(k, ctx, time);
+	struct fork_call *call = ctx;
+	fork_call_finish(k, call, time + pti_return_to_user(k, call->cpu, true));
 }
 
 static void fork_cow_event(void *target, uint64_t addr)
@@ -316,7 +319,7 @@ void fork_cow_fault(struct kernel *k, struct cpu *cpu, struct mm *mm, uint64_t a
 	cpu->counters.page_faults++;
 	struct fork_call *call = kernel_alloc(k, sizeof(*call));
 	*call = (struct fork_call){.k = k, .cpu = cpu, .mm = mm, .done = done};
-	uint64_t t = now + k->machine->topology->costs.page_fault;
+	uint64_t t = now + k->machine->topology->costs.page_fault + pti_enter_kernel(k);
 	uint64_t at = kernel_global_time(k, t);
 	engine_schedule(k->engine, at, LANE_GLOBAL, fork_cow_event, call, addr);
 }

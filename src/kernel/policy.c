@@ -54,6 +54,12 @@ static const char *const release_gate_names[] = {
 	[RELEASE_LAZY_EPOCH] = "lazy_epoch",
 	NULL,
 };
+static const char *const pti_user_flush_names[] = {
+	[PTI_USER_FLUSH_INVPCID] = "invpcid",
+	[PTI_USER_FLUSH_DEFERRED] = "deferred",
+	NULL,
+};
+
 static const char *const disturbance_names[] = {
 	[DISTURBANCE_IRQ_HANDLER] = "irq_handler",
 	[DISTURBANCE_TICK_SWEEP] = "tick_sweep",
@@ -96,6 +102,8 @@ static const char *const policy_keys[] = {
 	"flush_targets",
 	"lazy_tlb",
 	"pcid",
+	"pti",
+	"pti_user_flush",
 	"lazy_table_free_ipi",
 	"concurrent_local_flush",
 	"invlpgb",
@@ -190,6 +198,7 @@ static bool policy_check_applies(const struct config_node *root, const struct po
 	char *completion = g_strdup_printf("flush_completion \"%s\"",
 					   completion_names[policy->completion]);
 	char *targets = g_strdup_printf("flush_targets \"%s\"", policy->targets->name);
+	const char *pti = policy->pti ? "pti true" : "pti false";
 	const struct {
 		const char *key;
 		bool applies;
@@ -215,6 +224,7 @@ static bool policy_check_applies(const struct config_node *root, const struct po
 	     "flush_targets \"numapte\"", targets},
 	    {"multicast_poll_ns", policy->transport == &flush_transport_multicast,
 	     "flush_transport \"multicast\"", transport},
+	    {"pti_user_flush", policy->pti, "pti true", pti},
 	};
 	bool ok = true;
 	for (unsigned i = 0; ok && i < G_N_ELEMENTS(knobs); i++) {
@@ -422,6 +432,36 @@ static bool policy_read_target_knobs(const struct config_node *root, struct poli
 	return true;
 }
 
+/*
+ * PTI is modelled where Linux has it and where the model has its pieces: x86
+ * (the only architecture with PTI), a 4.15+ lazy TLB (the 3.x-4.13 one flushes
+ * on paths pti.c does not see), with PCIDs (without them every entry
+ * and exit flushes the TLB, not modelled), and with IPIs (the other
+ * transports flush remote TLBs without a handler that could defer).
+ */
+static bool policy_check_pti(const struct config_node *root, const struct policy *policy,
+			     GError **error)
+{
+	const char *expected = NULL;
+	if (!policy->pti)
+		return true;
+	if (policy->arch->arch != ARCH_X86)
+		expected = "false: PTI is x86's";
+	else if (!policy->lazy->tracks_tlb_gen)
+		expected = "false with lazy_tlb \"strict\": PTI came with 4.15, whose lazy TLB "
+			   "is \"pcid\" or later";
+	else if (!policy->pcid)
+		expected = "false with pcid false: PTI is modelled with PCIDs only";
+	else if (policy->transport != &flush_transport_ipi)
+		expected = "false with a flush_transport other than \"ipi\": PTI is modelled "
+			   "with IPIs only";
+	if (!expected)
+		return true;
+	struct config_node node = config_child(root, "pti");
+	config_set_error(error, &node, "expected %s", expected);
+	return false;
+}
+
 static const char *arch_name(enum topology_arch arch)
 {
 	static const char *const names[] = {[ARCH_X86] = "x86", [ARCH_ARM64] = "arm64",
@@ -434,6 +474,13 @@ bool policy_check_topology(const struct policy *policy, const struct topology *t
 {
 	bool rar = policy->transport == &flush_transport_rar;
 	bool coherence = policy->transport == &flush_transport_coherence;
+	if (policy->arch->arch == topology->arch && policy->pti && topology->hw_asids == 0) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "policy %s runs PTI with a user PCID beside each mm's, but topology "
+			    "%s has no PCIDs (hw_asids is 0): pick a machine with them",
+			    policy->name, topology->name);
+		return false;
+	}
 	if (policy->arch->arch == topology->arch && (!rar || topology->rar_payloads > 0) &&
 	    (!coherence || topology->coherent_tlbs))
 		return true;
@@ -467,7 +514,7 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	struct policy *policy = g_new0(struct policy, 1);
 	uint64_t ceiling = 33, riscv_threshold = 64, max_tlbi = 512;
 	int munmap_range = MUNMAP_FLUSH_GATHERED, huge_range = 0, reclaim = 0, nested = 0;
-	int range = 0, targets = 0, lazy = 0, arch = 0;
+	int range = 0, targets = 0, lazy = 0, arch = 0, pti_flush = PTI_USER_FLUSH_INVPCID;
 
 	if (!config_check_keys(&root, policy_keys, error) ||
 	    !config_get_string(&root, "name", true, &policy->name, error) ||
@@ -491,6 +538,9 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	    !config_get_enum(&root, "reclaim_flush", true, reclaim_names, &reclaim, error) ||
 	    !config_get_enum(&root, "nested_flush", false, nested_flush_names, &nested, error) ||
 	    !config_get_bool(&root, "pcid", true, &policy->pcid, error) ||
+	    !policy_read_bool(&root, "pti", false, &policy->pti, error) ||
+	    !config_get_enum(&root, "pti_user_flush", false, pti_user_flush_names, &pti_flush,
+			     error) ||
 	    !policy_read_bool(&root, "lazy_table_free_ipi", true, &policy->lazy_table_free_ipi,
 			      error) ||
 	    !policy_read_bool(&root, "concurrent_local_flush", false,
@@ -519,6 +569,7 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 	policy->nested_flush = (enum nested_flush)nested;
 	policy->riscv_flush_all_threshold = (unsigned)riscv_threshold;
 	policy->arm64_max_tlbi_ops = (unsigned)max_tlbi;
+	policy->pti_user_flush = (enum pti_user_flush)pti_flush;
 	if (policy->lazy->arch != policy->arch->arch) {
 		struct config_node node = config_child(&root, "lazy_tlb");
 		config_set_error(error, &node, "lazy_tlb \"%s\" is for %s, but arch is \"%s\"",
@@ -534,7 +585,7 @@ struct policy *policy_from_json(const cJSON *json, const char *file, GError **er
 		goto out_free_policy;
 	}
 	if (!policy_check_applies(&root, policy, error) ||
-	    !policy_check_frame(&root, policy, error))
+	    !policy_check_frame(&root, policy, error) || !policy_check_pti(&root, policy, error))
 		goto out_free_policy;
 	policy->single_page_flush_ceiling = (unsigned)ceiling;
 	policy->munmap_flush_range = (enum munmap_flush_range)munmap_range;

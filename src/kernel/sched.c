@@ -15,6 +15,7 @@
  * (resume_gen), and while in_irq it has none.
  */
 #include "sched_impl.h"
+#include "tlbsim/kernel/pti.h"
 #include "tlbsim/kernel/tlbflush.h"
 #include "tlbsim/kernel/tracepoint.h"
 
@@ -302,6 +303,8 @@ static void sched_switch(struct rq *rq, uint64_t t, bool prev_runnable)
 	trace_switch(k, cpu->id, next ? (int)next->id : -1, t);
 	uint64_t cost = k->machine->topology->costs.context_switch +
 			context_switch_mm(k, cpu, next ? next->mm : NULL, t);
+	if (next && next->mm) /* the task returns to user (or to its syscall, which will) */
+		cost += pti_return_to_user(k, cpu, true);
 	trace_switch_done(k, cpu->id, t + cost);
 	if (!next)
 		return;
@@ -591,6 +594,12 @@ void sched_irq_enter(struct kernel *k, struct cpu *cpu, uint64_t time)
 		rq_cancel_resume(rq);
 	}
 	rq->in_irq = true;
+}
+
+bool sched_irq_from_user(const struct kernel *k, const struct cpu *cpu)
+{
+	const struct rq *rq = cpu_rq(k, cpu);
+	return rq->in_irq && rq->irq_saved && rq->irq_saved_work != WORK_KERNEL;
 }
 
 void sched_irq_exit(struct kernel *k, struct cpu *cpu, uint64_t time)

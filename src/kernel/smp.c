@@ -16,6 +16,7 @@
  */
 #include <string.h>
 #include <glib.h>
+#include "tlbsim/kernel/pti.h"
 #include "tlbsim/kernel/sched.h"
 #include "tlbsim/kernel/smp.h"
 #include "tlbsim/kernel/tracepoint.h"
@@ -55,6 +56,7 @@ struct smp_cpu {
 	bool irq_pending;      /* an interrupt arrived during the handler */
 	bool irq_deferred;     /* one arrived with interrupts off: smp_irqs_on() is due */
 	bool pass_uncharged;   /* this handler pass runs only local work: no entry/exit cost */
+	bool from_user;        /* the interrupt came from user space (PTI switches CR3) */
 	uint64_t handler_start;
 	/* The latest section with interrupts off (smp_irqs_off()): interrupts
 	 * that arrive in [irqs_off_from, irqs_off_until) wait for its end. */
@@ -123,7 +125,9 @@ static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
 	sc->pass_uncharged = smp_queue_local_only(sc);
 	trace_irq_enter(k, cpu_id, now);
 	sched_irq_enter(k, &k->machine->cpus[cpu_id], now);
+	sc->from_user = sched_irq_from_user(k, &k->machine->cpus[cpu_id]);
 	uint64_t entry = sc->pass_uncharged ? 0 : k->machine->topology->costs.irq_entry;
+	entry += sc->pass_uncharged || !sc->from_user ? 0 : pti_enter_kernel(k);
 	engine_schedule(k->engine, now + entry, fabric_cpu_lane(cpu_id), smp_handler_body, smp,
 			cpu_id);
 }
@@ -252,6 +256,8 @@ static void smp_handler_body(void *target, uint64_t cpu_id)
 		kernel_release(k, csd);
 	}
 	uint64_t exit = sc->pass_uncharged ? 0 : k->machine->topology->costs.irq_exit;
+	/* Flushes the handler left pending are done on the way out. */
+	exit += pti_return_to_user(k, cpu, sc->from_user && !sc->pass_uncharged);
 	engine_schedule(k->engine, t + exit,
 			fabric_cpu_lane((unsigned)cpu_id), smp_handler_exit, smp, cpu_id);
 }

@@ -24,6 +24,7 @@
  */
 #include <glib.h>
 #include "tlbsim/kernel/frame_release.h"
+#include "tlbsim/kernel/pti.h"
 #include "tlbsim/kernel/rmap.h"
 #include "tlbsim/kernel/rwsem.h"
 #include "tlbsim/kernel/sched.h"
@@ -96,6 +97,9 @@ struct vm_call {
 	struct held_frames held; /* their frames, of which it held the last reference */
 	bool freed_tables;
 	uint64_t flushed_at;     /* its flush done: the freed tables go then */
+	/* PTI: its return to user's cycles, once pti_return_to_user() ran. */
+	bool user_flushed;
+	uint64_t pti_cycles;
 	bool gathering;          /* counted in mm->tlb_flush_pending until flushed */
 	struct mmu_gather tlb;   /* MADV_PAGEOUT's, flushed after its reclaim */
 	/* Pages of [start, end) present but left as they were (no generation
@@ -408,6 +412,17 @@ static bool vm_frees_memory(enum vm_kind kind)
 	return kind == VM_MUNMAP || kind == VM_DONTNEED;
 }
 
+/* PTI's return to user (pti_return_to_user()), done once per call: before
+ * the call's stale count, so that a user flush it kept for the return is
+ * not counted as a translation its CPU could use; charged after the unlock. */
+static void vm_return_to_user(struct vm_call *call)
+{
+	if (call->user_flushed)
+		return;
+	call->user_flushed = true;
+	call->pti_cycles = pti_return_to_user(call->k, call->cpu, true);
+}
+
 /* The call drops its locks at @time and returns to user space once their
  * releases complete; @call is freed. */
 static void vm_call_return(struct vm_call *call, uint64_t time)
@@ -415,6 +430,8 @@ static void vm_call_return(struct vm_call *call, uint64_t time)
 	struct kernel *k = call->k;
 	struct kcont done = call->done;
 	time = vm_unlock(call, time);
+	vm_return_to_user(call);
+	time += call->pti_cycles;
 	call->mm->munmap_inprogress -= vm_frees_memory(call->kind);
 	trace_syscall_exit(k, call->cpu->id, time);
 	if (call->kept)
@@ -431,6 +448,7 @@ static void vm_return_event(void *target, uint64_t time)
 	struct vm_call *call = target;
 	struct kernel *k = call->k;
 	uint64_t size = page_size_bytes(call->vma->page_size);
+	vm_return_to_user(call);
 	for (uint64_t addr = call->start; call->gen_hi >= call->gen_lo && addr < call->end;
 	     addr += size) {
 		if (vm_kept(call, addr))
@@ -881,10 +899,10 @@ static void vm_call_enter(struct vm_call *call, uint64_t now)
 	if (call->kind == VM_FAULT) {
 		/* ABIS's accessor bookkeeping (0 under other policies). */
 		call->entry_rest = costs->page_fault + call->k->policy->abis_track_cycles;
-		vm_lock(call, now);
+		vm_lock(call, now + pti_enter_kernel(call->k));
 	} else {
 		call->entry_rest = costs->vma_op;
-		vm_lock(call, now + costs->syscall);
+		vm_lock(call, now + costs->syscall + pti_enter_kernel(call->k));
 	}
 }
 

@@ -197,6 +197,12 @@ enum flush_disturbance {
 				   * interrupt entry or exit, only the handling's cycles */
 };
 
+/* How PTI flushes a range of the user PCID (pti.c). */
+enum pti_user_flush {
+	PTI_USER_FLUSH_INVPCID,  /* flush_tlb_one_user(): INVPCID, or the whole PCID if none */
+	PTI_USER_FLUSH_DEFERRED, /* Amit's RFC [E5]: INVLPGs at the next return to user */
+};
+
 /* THP ranges in the range rule (references.md, 'Linux: tlb_flushall_shift (3.6-3.15)' and
  * 'Linux: stride-aware ranges (4.19+)'). */
 enum huge_page_range {
@@ -275,6 +281,8 @@ struct policy {
 	enum reclaim_flush reclaim_flush;
 	enum nested_flush nested_flush;
 	bool pcid;                   /* use the hardware's PCIDs (4.14+), 6 per CPU */
+	bool pti;                    /* page-table isolation (4.15+): a user PCID beside each */
+	enum pti_user_flush pti_user_flush;
 	bool lazy_table_free_ipi;    /* lazier eras: IPI lazy CPUs when tables were freed */
 	bool concurrent_local_flush; /* 5.13+: local flush overlaps the remote ones */
 	bool invlpgb;                /* 6.15+: broadcast flushes for mms with a global ASID */

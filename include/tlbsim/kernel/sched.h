@@ -88,6 +88,8 @@ void sched_wake_kernel(struct kernel *k, struct task *task, uint64_t time, struc
 /* Interrupt handlers bracket themselves with these (see smp.c). */
 void sched_irq_enter(struct kernel *k, struct cpu *cpu, uint64_t time);
 void sched_irq_exit(struct kernel *k, struct cpu *cpu, uint64_t time);
+/* In an interrupt on @cpu that arrived while it ran user code. */
+bool sched_irq_from_user(const struct kernel *k, const struct cpu *cpu);
 
 struct task *sched_current(const struct kernel *k, const struct cpu *cpu);
 /*

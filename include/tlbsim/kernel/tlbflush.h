@@ -49,6 +49,12 @@ struct cpu_tlbstate {
 	 * FLUSH_NODES_ALL otherwise. */
 	uint64_t flush_nodes;
 	struct tlb_context ctxs[TLB_NR_DYN_ASIDS];
+	/* PTI (pti.c): ctxs[] slots whose user PCID the next return to user with
+	 * them loaded flushes whole (user_pcid_flush_mask), and the deferred
+	 * range of one slot's user PCID (deferred_end 0: none). */
+	unsigned user_pcid_flush_mask;
+	unsigned deferred_slot, deferred_shift;
+	uint64_t deferred_start, deferred_end;
 };
 
 static inline struct cpu_tlbstate *tlbflush_state(const struct kernel *k, const struct cpu *cpu)
@@ -66,6 +72,7 @@ struct flush_tlb_info {
 	bool trim_cpumask;    /* 6.14+: also interrupt CPUs that switched away */
 	uint64_t new_tlb_gen; /* TLB_GENERATION_INVALID: catch up to the mm's */
 	unsigned initiator;
+	bool initiator_waits; /* other CPUs are sent it: the initiator waits for acks */
 	struct kcont done;
 	uint64_t local_done; /* concurrent local flush: when it finishes */
 };

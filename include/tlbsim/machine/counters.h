@@ -87,7 +87,9 @@
 	X(abis_local_only)               /* ABIS: gathered flushes kept local, accessor = self */  \
 	X(multicast_messages)            /* multicast: URPC messages this CPU wrote */             \
 	X(multicast_requests)            /* multicast: flush requests it received and ran */      \
-	X(multicast_aggregations)        /* multicast: requests it forwarded to its socket */
+	X(multicast_aggregations)        /* multicast: requests it forwarded to its socket */      \
+	X(pti_user_flushes_deferred)     /* PTI: user-PCID ranges left for the return to user */   \
+	X(pti_user_flush_all)            /* PTI: returns to user that flushed the whole user PCID */
 
 struct counters {
 #define COUNTERS_FIELD(name) uint64_t name;

@@ -81,6 +81,8 @@ struct topology_costs {
 	uint64_t page_walk;
 	uint64_t invlpg;        /* one single-page invalidation */
 	uint64_t flush_all;     /* direct cost of a full non-global flush (CR3 write) */
+	uint64_t invpcid_addr;  /* INVPCID one address of another PCID; 0 = no INVPCID */
+	uint64_t cr3_switch;    /* CR3 write with NOFLUSH: PTI's switch at kernel entry, exit */
 	uint64_t ipi_send;      /* sender, per target: queue the request, write the ICR */
 	uint64_t ipi_latency[NR_DISTANCES]; /* send to interrupt at the target; [DIST_SELF] unused */
 	uint64_t irq_entry;     /* interrupt entry up to the handler */

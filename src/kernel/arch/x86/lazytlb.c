@@ -23,6 +23,7 @@
  * has been handled.
  */
 #include <glib.h>
+#include "tlbsim/kernel/pti.h"
 #include "tlbsim/kernel/tlbflush.h"
 #include "tlbsim/kernel/tracepoint.h"
 
@@ -153,15 +154,16 @@ static uint64_t do_flush(struct kernel *k, struct cpu *cpu, const struct flush_t
 	tlbflush_event(k, cpu, flush_reason(f, local), f->start, full ? FLUSH_ALL : f->end,
 		       TRACE_CURSOR);
 	uint64_t cycles;
-	if (full) {
-		if (local)
-			cpu->counters.nr_tlb_local_flush_all++;
+	if (local && full)
+		cpu->counters.nr_tlb_local_flush_all++;
+	else if (local)
+		cpu->counters.nr_tlb_local_flush_one += (f->end - f->start) >> f->stride_shift;
+	if (k->policy->pti) /* a kernel and a user PCID to flush */
+		cycles = pti_flush(k, cpu, f, full, local);
+	else if (full)
 		cycles = tlbflush_local_all(k, cpu);
-	} else {
-		if (local)
-			cpu->counters.nr_tlb_local_flush_one += (f->end - f->start) >> f->stride_shift;
+	else
 		cycles = tlbflush_local_range(k, cpu, f->start, f->end, f->stride_shift);
-	}
 	if (local)
 		cpu->counters.local_flush_cycles += cycles;
 	return cycles;

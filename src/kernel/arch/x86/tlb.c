@@ -10,7 +10,8 @@
  * the request, picks targets (the policy's selection, then the era's
  * should_flush filter) and waits for every acknowledgement.  The handler is
  * the era's flush_tlb_func (lazytlb.c).
- * Simplifies: no PTI (one PCID per mm per CPU), no INVPCID, no global pages.
+ * Simplifies: no global pages; PTI (policy pti) is pti.c's, called from the
+ * handler's flush (lazytlb.c).
  * Invariant: a CPU whose bit is clear in mm_cpumask(mm) and that runs another
  * mm holds no entry of mm that predates a flush it was not sent, unless its
  * PCID slot's tlb_gen says so (then switch_mm flushes it).
@@ -207,11 +208,12 @@ static void x86_flush_range(struct kernel *k, struct cpu *cpu, struct mm *mm,
 	}
 	uint64_t local = 0;
 	trace_kernel_step(k, cpu->id, t);
-	if (loaded)
-		local = lazy->flush_tlb_func(k, cpu, info, true, t);
 	unsigned first = mm_cpumask_next(mm, 0);
 	bool others = remote && first < mm->nr_cpus &&
 		      (first != cpu->id || mm_cpumask_next(mm, cpu->id + 1) < mm->nr_cpus);
+	info->initiator_waits = others;
+	if (loaded)
+		local = lazy->flush_tlb_func(k, cpu, info, true, t);
 	if (!(others && k->policy->concurrent_local_flush))
 		trace_local_flush(k, cpu->id, t, local);
 	if (!others) {
@@ -290,6 +292,7 @@ static void x86_batch_flush(struct kernel *k, struct cpu *cpu, struct tlbflush_u
 					.stride_shift = PAGE_SHIFT_4K, .initiator = cpu->id,
 					.new_tlb_gen = TLB_GENERATION_INVALID, .done = *done};
 	uint64_t t = now, local = 0;
+	info->initiator_waits = tlbbatch_others(batch, cpu->id);
 	if (tlbbatch_test(batch, cpu->id)) {
 		/* TLB_LOCAL_SHOOTDOWN, traced once: by flush_tlb_func() in 4.14+. */
 		if (lazy->tracks_tlb_gen) {
