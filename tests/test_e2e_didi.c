@@ -10,14 +10,13 @@
 
 TestSuite(e2e_didi, .init = tmp_dir_make, .fini = tmp_dir_remove);
 
-#define DIDI_RUN(t, workload, ...)                                                                 \
-	didi_run(t, workload, (const char *const[]){__VA_ARGS__, NULL})
+#define DIDI_RUN(t, workload, ...) didi_run(t, workload, (const char *const[]){__VA_ARGS__, NULL})
 
 static void didi_run(struct table *t, const char *workload, const char *const *sets)
 {
 	GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
-	const char *fixed[] = {"-T", "skylake-sp-2s-48-didi", "-w", workload, "-p", "didi",
-			       "-q", "--strict"};
+	const char *fixed[] = {
+	    "-T", "skylake-sp-2s-48-didi", "-w", workload, "-p", "didi", "-q", "--strict"};
 	for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
 		g_ptr_array_add(args, g_strdup(fixed[i]));
 	for (const char *const *s = sets; *s; s++)

@@ -86,16 +86,16 @@ static void directory_acked(void *target, uint64_t arg)
 	shootdown_complete(k, info, engine_now(k->engine));
 }
 
-static void directory_send(struct kernel *k, struct cpu *cpu, const unsigned *targets,
-			   unsigned nr, struct flush_tlb_info *info, uint64_t now)
+static void directory_send(struct kernel *k, struct cpu *cpu, const unsigned *targets, unsigned nr,
+			   struct flush_tlb_info *info, uint64_t now)
 {
 	const struct topology_costs *costs = &k->machine->topology->costs;
 	uint64_t lookups =
 	    info->end == FLUSH_ALL ? 1 : (info->end - info->start) >> info->stride_shift;
 	cpu->counters.didi_lookups += lookups;
 	struct directory_flush *f = kernel_alloc(k, sizeof(*f));
-	*f = (struct directory_flush){.k = k, .info = info,
-				      .sharer = g_new0(bool, k->machine->nr_cpus)};
+	*f = (struct directory_flush){
+	    .k = k, .info = info, .sharer = g_new0(bool, k->machine->nr_cpus)};
 	uint64_t round_trip = 0;
 	for (unsigned i = 0; i < nr; i++) {
 		f->sharer[targets[i]] = true;
