@@ -88,6 +88,7 @@ PRESET_MACHINES = {
     "arm64": ["arm64-n1"],
     "x86-rar": ["skylake-sp-2s-48-rar"],
     "x86-coherent": ["skylake-sp-2s-48-unitd"],
+    "x86-directory": ["skylake-sp-2s-48-didi"],
 }
 
 # Full-size runs that take minutes are run shrunk even without --shrunk.
@@ -111,6 +112,8 @@ def preset_arch(name):
         return "x86-rar"  # RAR needs the machine's support
     if name == "unitd":
         return "x86-coherent"  # so do coherent TLBs
+    if name == "didi":
+        return "x86-directory"  # and a TLB directory
     return "x86"
 
 

@@ -443,7 +443,7 @@ Test(inputs_set, invalid_value_names_the_set)
 	expect_set_error("policy.flush_targets=smt",
 			 "--set policy.flush_targets=smt: " LINUX45_PATH ": $.flush_targets: "
 			 "expected one of \"mm_cpumask\", \"smt_dedup\", \"abis\", \"numapte\", "
-			 "got \"smt\" "
+			 "\"directory\", got \"smt\" "
 			 "(did you mean \"smt_dedup\"?)");
 	expect_set_error("workload.threads=abc",
 			 "--set workload.threads=abc: " MUNMAP16_PATH ": $.params.threads: column "

@@ -24,7 +24,8 @@ static const char BASE_TOPOLOGY[] =
     " \"smt_invalidation\": \"core\","
     " \"cpuid\": {\"tlb_lld_4k\": 32, \"tlb_lli_4k\": 32, \"tlb_flushall_shift\": 1},"
     " \"flush_hw\": {\"arch\": \"x86\", \"remote\": \"ipi\", \"invlpgb_count_max\": 0,"
-    "  \"rar_payloads\": 0, \"coherent_tlbs\": false, \"full_flush_only\": false,"
+    "  \"rar_payloads\": 0, \"coherent_tlbs\": false, \"tlb_directory_entries\": 0,"
+    "  \"full_flush_only\": false,"
     "  \"pwc_entries\": 4},"
     " \"tlbs\": ["
     "  {\"name\": \"l1d\", \"level\": 1, \"entries\": 8, \"ways\": 2,"
@@ -42,7 +43,8 @@ static const char BASE_TOPOLOGY[] =
     "  \"line_transfer\": {\"self\": 20, \"smt\": 40, \"socket\": 100, \"remote\": 300},"
     "  \"context_switch\": 2000, \"syscall\": 150, \"page_fault\": 1500, \"vma_op\": 3000,"
     "  \"pte_op\": 10, \"lru_page\": 40, \"broadcast_issue\": 0, \"broadcast_sync\": 0,"
-    "  \"sbi_call\": 0, \"rar_service\": 0, \"tlb_snoop\": 0}}";
+    "  \"sbi_call\": 0, \"rar_service\": 0, \"tlb_snoop\": 0,"
+    "  \"directory_lookup\": 0, \"lsq_drain\": 0}}";
 
 /* Indexes into topology->tlbs / cpu->tlbs. */
 enum { T_L1D, T_L1D_2M, T_STLB };

@@ -234,7 +234,8 @@ Test(policy_names, flush_targets)
 	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
 		     "\"munmap_flush_range\": \"vma\", \"flush_targets\": \"smt-dedup\", \"arch\": \"x86\", \"lazy_tlb\": \"strict\", \"huge_page_range\": \"per_4k\", \"reclaim_flush\": \"batched\", \"pcid\": false}",
 		     "t.json: $.flush_targets: expected one of \"mm_cpumask\", \"smt_dedup\", "
-		     "\"abis\", \"numapte\", got \"smt-dedup\" (did you mean \"smt_dedup\"?)");
+		     "\"abis\", \"numapte\", \"directory\", got \"smt-dedup\" (did you mean "
+		     "\"smt_dedup\"?)");
 	expect_error("{\"name\": \"t\", \"range_flush\": \"tlb_flushall_shift\", "
 		     "\"munmap_flush_range\": \"vma\"}",
 		     "t.json: $: missing required key \"flush_targets\"");
@@ -516,7 +517,7 @@ Test(policy_frame, axes_must_fit_together)
 {
 	expect_with_error("\"flush_transport\": \"lat\"",
 			  "t.json: $.flush_transport: expected one of \"ipi\", \"latr\", \"rar\", "
-			  "\"coherence\", \"multicast\", got \"lat\" (did you mean \"latr\"?)");
+			  "\"coherence\", \"multicast\", \"directory\", got \"lat\" (did you mean \"latr\"?)");
 	expect_with_error("\"flush_transport\": \"latr\"",
 			  "t.json: $.flush_disturbance: expected \"tick_sweep\" with "
 			  "flush_transport \"latr\"");
@@ -635,8 +636,8 @@ Test(policy_abis, knob_and_names_are_checked)
 	typo = g_strjoinv("\"flush_targets\": \"abs\"", parts);
 	g_strfreev(parts);
 	expect_error(typo, "t.json: $.flush_targets: expected one of \"mm_cpumask\", "
-			   "\"smt_dedup\", \"abis\", \"numapte\", got \"abs\" (did you mean "
-			   "\"abis\"?)");
+			   "\"smt_dedup\", \"abis\", \"numapte\", \"directory\", got \"abs\" "
+			   "(did you mean \"abis\"?)");
 	g_free(typo);
 	expect_error(ABIS_BASE "\"arch\": \"arm64\", \"lazy_tlb\": \"arm64\"}",
 		     "t.json: $.flush_targets: flush_targets \"abis\" narrows flushes to the "
@@ -691,8 +692,8 @@ Test(policy_numapte, knob_and_names_are_checked)
 	typo = g_strjoinv("\"flush_targets\": \"numa_pte\"", parts);
 	g_strfreev(parts);
 	expect_error(typo, "t.json: $.flush_targets: expected one of \"mm_cpumask\", "
-			   "\"smt_dedup\", \"abis\", \"numapte\", got \"numa_pte\" (did you mean "
-			   "\"numapte\"?)");
+			   "\"smt_dedup\", \"abis\", \"numapte\", \"directory\", got \"numa_pte\" "
+			   "(did you mean \"numapte\"?)");
 	g_free(typo);
 	expect_error(NUMAPTE_BASE "\"arch\": \"arm64\", \"lazy_tlb\": \"arm64\"}",
 		     "t.json: $.flush_targets: flush_targets \"numapte\" narrows flushes to the "
@@ -796,4 +797,42 @@ Test(policy_pti, refused_where_not_modelled)
 	expect_error(PTI_BASE "\"arch\": \"x86\", \"lazy_tlb\": \"lazier\", \"pcid\": true, "
 			      "\"pti\": 1}",
 		     "t.json: $.pti: expected true or false, got 1");
+}
+
+/* with(@extra), its flush_targets "directory" instead of "mm_cpumask". */
+static void expect_directory_error(const char *extra, const char *message)
+{
+	char *text = with(extra);
+	char **parts = g_strsplit(text, "\"flush_targets\": \"mm_cpumask\"", 2);
+	g_free(text);
+	text = g_strjoinv("\"flush_targets\": \"directory\"", parts);
+	g_strfreev(parts);
+	expect_error(text, message);
+	g_free(text);
+}
+
+Test(policy_frame, directory)
+{
+	struct policy *p = load_file(TLBSIM_SOURCE_DIR "/policies/didi.json");
+	cr_expect_eq(p->targets, &flush_targets_directory);
+	cr_expect_eq(p->transport, &flush_transport_directory);
+	cr_expect(p->transport->one_message);
+	cr_expect_eq(p->disturbance, DISTURBANCE_NONE);
+	cr_expect_eq(p->completion, FLUSH_COMPLETION_REMOTE_DONE);
+	policy_free(p);
+	expect_directory_error("\"flush_transport\": \"directory\"",
+			       "t.json: $.flush_disturbance: expected \"none\" with flush_transport "
+			       "\"directory\"");
+	expect_with_error("\"flush_transport\": \"directory\", \"flush_disturbance\": \"none\"",
+			  "t.json: $.flush_targets: expected \"directory\" with flush_transport "
+			  "\"directory\" (only the TLB directory knows the sharers, and it sends "
+			  "to them alone)");
+	expect_directory_error("",
+			       "t.json: $.flush_transport: expected \"directory\" with flush_targets "
+			       "\"directory\" (only the TLB directory knows the sharers, and it "
+			       "sends to them alone)");
+	expect_directory_error("\"flush_transport\": \"directory\", \"flush_disturbance\": "
+			       "\"none\", \"flush_completion\": \"none\"",
+			       "t.json: $.flush_completion: expected \"remote_flush_done\" with "
+			       "flush_transport \"directory\" (every sharer's ack)");
 }

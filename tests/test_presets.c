@@ -109,6 +109,7 @@ static const char *const riscv_machines[] = {"th1520", "sifive-unmatched", NULL}
 static const char *const arm64_machines[] = {"tiny-arm64", NULL};
 static const char *const rar_machines[] = {"tiny-2cpu-rar", "skylake-sp-2s-48-rar", NULL};
 static const char *const coherent_machines[] = {"tiny-2cpu-unitd", "skylake-sp-2s-48-unitd", NULL};
+static const char *const directory_machines[] = {"tiny-2cpu-didi", "skylake-sp-2s-48-didi", NULL};
 
 static char *machine_path(const char *name)
 {
@@ -128,6 +129,8 @@ static const char *const *machines_for(const char *policy)
 		return rar_machines;
 	if (strcmp(policy, "unitd") == 0)
 		return coherent_machines;
+	if (strcmp(policy, "didi") == 0)
+		return directory_machines;
 	return x86_machines;
 }
 
@@ -143,7 +146,7 @@ static const char *const presets[] = {
 	"arm64-6.5", "linux-3.11", "linux-3.4",	 "linux-3.6",  "linux-4.19", "linux-4.20",
 	"linux-4.5", "linux-4.5-smt-dedup",	 "linux-6.1",  "linux-6.14", "linux-6.15",
 	"linux-6.8", "riscv-6.7",  "riscv-6.8", "latr", "latr-released", "early-ack", "intel-rar",
-	"abis", "numapte", "unitd", "barrelfish-multicast", "linux-5.2-pti", "deferred-pti",
+	"abis", "numapte", "unitd", "didi", "barrelfish-multicast", "linux-5.2-pti", "deferred-pti",
 };
 
 static const char *const machines[] = {
@@ -152,7 +155,7 @@ static const char *const machines[] = {
 	"ivybridge-i7-3770",
 	"nehalem-ep-2s",     "qemu-riscv-virt", "qemu-x86-16",	   "qemu-x86-4",
 	"qemu-x86-8",	     "sifive-unmatched", "skylake-sp-2s-48", "skylake-sp-2s-48-rar",
-	"skylake-sp-2s-48-unitd",
+	"skylake-sp-2s-48-unitd", "skylake-sp-2s-48-didi",
 	"synthetic-1024",    "th1520",
 };
 

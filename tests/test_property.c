@@ -133,7 +133,8 @@ struct gen_case {
 	char *workload;
 	const char *policy_name;
 	bool smt_thread;
-	bool rar; /* the machine has Intel RAR and coherent TLBs (intel-rar, unitd) */
+	bool rar; /* the machine has Intel RAR, coherent TLBs and a TLB directory (intel-rar,
+		     unitd, didi) */
 	bool pcid; /* the machine has PCIDs (hw_asids 4096): PTI presets can run on it */
 	unsigned threads_per_core;
 };
@@ -228,7 +229,8 @@ static void append_costs(struct gen *g, GString *s)
 		"  \"context_switch\": %u, \"syscall\": %u, \"page_fault\": %u, \"vma_op\": %u,"
 		" \"pte_op\": %u, \"lru_page\": 40, \"broadcast_issue\": 30,"
 		" \"broadcast_sync\": 400,"
-		" \"sbi_call\": 0, \"rar_service\": 50, \"tlb_snoop\": 20}}\n",
+		" \"sbi_call\": 0, \"rar_service\": 50, \"tlb_snoop\": 20,"
+		" \"directory_lookup\": 30, \"lsq_drain\": 20}}\n",
 		line_self, line_smt, line_socket, line_socket + pick(g, 0, 300), pick(g, 500, 3000),
 		pick(g, 50, 300), pick(g, 300, 3000), pick(g, 300, 5000), pick(g, 1, 20));
 }
@@ -289,10 +291,10 @@ static char *gen_topology(struct gen *g, struct gen_case *c)
 	g_string_append_printf(s,
 			       " \"flush_hw\": {\"arch\": \"x86\", \"remote\": \"ipi\","
 			       " \"invlpgb_count_max\": %u, \"rar_payloads\": %u,"
-			       " \"coherent_tlbs\": %s,"
+			       " \"coherent_tlbs\": %s, \"tlb_directory_entries\": %u,"
 			       " \"full_flush_only\": false, \"pwc_entries\": %u},\n",
 			       chance(g, 30) ? pick(g, 1, 8) : 0u, c->rar ? pick(g, 1, 4) : 0u,
-			       c->rar ? "true" : "false",
+			       c->rar ? "true" : "false", c->rar ? 64u : 0u,
 			       pick(g, 0, 8));
 	/* Tree PLRU where the way count allows it, half the time: its victims
 	 * differ from LRU's, and run-ahead must reproduce them too. */
@@ -329,13 +331,15 @@ static char *gen_policy(struct gen *g, struct gen_case *c, bool short_slices)
 		"linux-4.5",  "linux-3.11", "linux-4.5-smt-dedup", "linux-3.6", "linux-4.19",
 		"linux-4.20", "linux-6.8",  "linux-6.14",	   "linux-6.15", "latr",
 		"latr-released", "early-ack",	   "intel-rar", "abis",
-		"numapte", "unitd", "barrelfish-multicast", "linux-5.2-pti", "deferred-pti",
+		"numapte", "unitd", "didi", "barrelfish-multicast", "linux-5.2-pti", "deferred-pti",
 	};
 	c->policy_name = presets[rng_below(&g->rng, G_N_ELEMENTS(presets))];
-	/* RAR and coherent TLBs need the machine's support (drawn together). */
+	/* RAR, coherent TLBs and the directory need the machine's support
+	 * (drawn together). */
 	if (strcmp(c->policy_name, "intel-rar") == 0 && !c->rar)
 		c->policy_name = "linux-6.15";
-	if (strcmp(c->policy_name, "unitd") == 0 && !c->rar)
+	if ((strcmp(c->policy_name, "unitd") == 0 || strcmp(c->policy_name, "didi") == 0) &&
+	    !c->rar)
 		c->policy_name = "linux-6.8";
 	if (g_str_has_suffix(c->policy_name, "-pti") && !c->pcid)
 		c->policy_name = "linux-4.20"; /* PTI is modelled with PCIDs only */

@@ -745,6 +745,22 @@ Test(topology_validate, flush_hw)
 			  "$.flush_hw.coherent_tlbs: expected true or false, got 1");
 	check_removed_refused("flush_hw", "coherent_tlbs",
 			      "$.flush_hw: missing required key \"coherent_tlbs\"");
+	check_set_accepted("flush_hw.tlb_directory_entries", "36864");
+	check_set_refused("flush_hw.tlb_directory_entries", "16777217",
+			  "$.flush_hw.tlb_directory_entries: expected an integer in [0, 16777216], "
+			  "got 16777217");
+	check_removed_refused("flush_hw", "tlb_directory_entries",
+			      "$.flush_hw: missing required key \"tlb_directory_entries\"");
+	json = load_json(TINY);
+	cr_assert(config_apply_set(json, "flush_hw.arch", "\"arm64\"", &err));
+	cr_assert(config_apply_set(json, "flush_hw.remote", "\"broadcast\"", &err));
+	cr_assert(config_apply_set(json, "flush_hw.tlb_directory_entries", "64", &err));
+	check_refused(json, "$.flush_hw.tlb_directory_entries: the TLB directory (DiDi) is "
+			    "modelled on x86 only; expected 0 on arm64");
+	cJSON_Delete(json);
+	check_removed_refused("costs", "directory_lookup",
+			      "$.costs: missing required key \"directory_lookup\"");
+	check_removed_refused("costs", "lsq_drain", "$.costs: missing required key \"lsq_drain\"");
 	check_removed_refused("", "flush_hw", "$: missing required key \"flush_hw\"");
 	check_removed_refused("flush_hw", "pwc_entries",
 			      "$.flush_hw: missing required key \"pwc_entries\"");

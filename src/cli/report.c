@@ -314,6 +314,8 @@ static void col_host_seconds(GString *out, const struct column_ctx *c)
 	X(latr_sweep_ns) \
 	X(rar_requests) \
 	X(rar_actions) \
+	X(didi_lookups) \
+	X(didi_invalidations) \
 	X(abis_flush_skipped) \
 	X(abis_local_only) \
 	X(multicast_messages) \

@@ -19,6 +19,7 @@ static const struct flush_targets_ops *const targets_ops[] = {
 	&flush_targets_smt_dedup,
 	&flush_targets_abis,
 	&flush_targets_numapte,
+	&flush_targets_directory,
 	NULL,
 };
 
@@ -40,6 +41,7 @@ static const struct flush_transport_ops *const transport_ops[] = {
 	&flush_transport_rar,
 	&flush_transport_coherence,
 	&flush_transport_multicast,
+	&flush_transport_directory,
 	NULL,
 };
 
@@ -267,7 +269,12 @@ static bool policy_check_frame(const struct config_node *root, const struct poli
 	     " (the PTE stores globally performed)"},
 	    {&flush_transport_multicast, DISTURBANCE_MESSAGE_POLL, FLUSH_COMPLETION_REMOTE_DONE,
 	     " (every socket's aggregated reply: a one-phase commit)"},
+	    {&flush_transport_directory, DISTURBANCE_NONE, FLUSH_COMPLETION_REMOTE_DONE,
+	     " (every sharer's ack)"},
 	};
+	/* Only the directory knows its sharers, and it forwards to nobody else. */
+	bool directory_targets = policy->targets == &flush_targets_directory;
+	bool directory_transport = policy->transport == &flush_transport_directory;
 	unsigned f = 0;
 	while (fits[f].transport != policy->transport)
 		f++;
@@ -286,6 +293,12 @@ static bool policy_check_frame(const struct config_node *root, const struct poli
 		expected = g_strdup_printf("\"%s\" with flush_transport \"%s\"%s",
 					   completion_names[fits[f].completion], name,
 					   fits[f].needs ? fits[f].needs : "");
+	} else if (directory_targets != directory_transport) {
+		key = directory_targets ? "flush_transport" : "flush_targets";
+		expected = g_strdup_printf("\"directory\" with %s \"directory\" (only the TLB "
+					   "directory knows the sharers, and it sends to them "
+					   "alone)",
+					   directory_targets ? "flush_targets" : "flush_transport");
 	} else if (f != 1 && policy->release_gate == RELEASE_LAZY_EPOCH) {
 		key = "release_gate";
 		expected = g_strdup("\"after_completion\": only flush_transport \"latr\" has a "
@@ -469,43 +482,69 @@ static const char *arch_name(enum topology_arch arch)
 	return names[arch];
 }
 
+/* Transports that need the machine's hardware, and how a machine says so. */
+static bool has_rar(const struct topology *t)
+{
+	return t->rar_payloads > 0;
+}
+
+static bool has_coherent_tlbs(const struct topology *t)
+{
+	return t->coherent_tlbs;
+}
+
+static bool has_tlb_directory(const struct topology *t)
+{
+	return t->tlb_directory_entries > 0;
+}
+
+static const struct {
+	const struct flush_transport_ops *transport;
+	bool (*has)(const struct topology *t);
+	const char *relies, *lacks, *fix;
+} hardware_needs[] = {
+    {&flush_transport_rar, has_rar, "sends its flushes by Intel RAR",
+     "flush_hw.rar_payloads is 0",
+     "pick a machine with RAR, or set one (--set topology.flush_hw.rar_payloads=64)"},
+    {&flush_transport_coherence, has_coherent_tlbs, "relies on TLBs kept coherent by hardware",
+     "flush_hw.coherent_tlbs is false",
+     "pick a machine with them, or set it (--set topology.flush_hw.coherent_tlbs=true)"},
+    {&flush_transport_directory, has_tlb_directory,
+     "sends its flushes through a shared TLB directory (DiDi)",
+     "flush_hw.tlb_directory_entries is 0",
+     "pick a machine with one (skylake-sp-2s-48-didi), or set one "
+     "(--set topology.flush_hw.tlb_directory_entries=8192)"},
+};
+
 bool policy_check_topology(const struct policy *policy, const struct topology *topology,
 			   GError **error)
 {
-	bool rar = policy->transport == &flush_transport_rar;
-	bool coherence = policy->transport == &flush_transport_coherence;
-	if (policy->arch->arch == topology->arch && policy->pti && topology->hw_asids == 0) {
+	if (policy->arch->arch != topology->arch) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "policy %s is for %s, but topology %s is %s: pick a %s policy "
+			    "(tlbsim --list-policies)",
+			    policy->name, arch_name(policy->arch->arch), topology->name,
+			    arch_name(topology->arch), arch_name(topology->arch));
+		return false;
+	}
+	if (policy->pti && topology->hw_asids == 0) {
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
 			    "policy %s runs PTI with a user PCID beside each mm's, but topology "
 			    "%s has no PCIDs (hw_asids is 0): pick a machine with them",
 			    policy->name, topology->name);
 		return false;
 	}
-	if (policy->arch->arch == topology->arch && (!rar || topology->rar_payloads > 0) &&
-	    (!coherence || topology->coherent_tlbs))
-		return true;
-	if (policy->arch->arch == topology->arch && coherence) {
+	for (unsigned i = 0; i < G_N_ELEMENTS(hardware_needs); i++) {
+		if (policy->transport != hardware_needs[i].transport ||
+		    hardware_needs[i].has(topology))
+			continue;
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-			    "policy %s relies on TLBs kept coherent by hardware, which topology %s "
-			    "does not have (flush_hw.coherent_tlbs is false): pick a machine with "
-			    "them, or set it (--set topology.flush_hw.coherent_tlbs=true)",
-			    policy->name, topology->name);
+			    "policy %s %s, which topology %s does not have (%s): %s", policy->name,
+			    hardware_needs[i].relies, topology->name, hardware_needs[i].lacks,
+			    hardware_needs[i].fix);
 		return false;
 	}
-	if (policy->arch->arch == topology->arch) {
-		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-			    "policy %s sends its flushes by Intel RAR, which topology %s does not "
-			    "have (flush_hw.rar_payloads is 0): pick a machine with RAR, or set "
-			    "one (--set topology.flush_hw.rar_payloads=64)",
-			    policy->name, topology->name);
-		return false;
-	}
-	g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
-		    "policy %s is for %s, but topology %s is %s: pick a %s policy "
-		    "(tlbsim --list-policies)",
-		    policy->name, arch_name(policy->arch->arch), topology->name,
-		    arch_name(topology->arch), arch_name(topology->arch));
-	return false;
+	return true;
 }
 
 struct policy *policy_from_json(const cJSON *json, const char *file, GError **error)

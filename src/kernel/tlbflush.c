@@ -103,28 +103,75 @@ uint64_t tlbflush_local_range(struct kernel *k, struct cpu *cpu, uint64_t start,
 	return cycles;
 }
 
+/* A user mm's context slot that a hardware invalidation of @mm (NULL:
+ * every user mm) reaches. */
+static bool hw_reaches(const struct kernel *k, const struct tlb_context *ctx, const struct mm *mm)
+{
+	return ctx->mm && ctx->mm != k->init_mm && (!mm || ctx->mm == mm);
+}
+
+/* The tag slot @slot's entries carry (one tag for all without PCIDs). */
+static uint16_t hw_tag(const struct kernel *k, unsigned slot)
+{
+	bool pcid = k->policy->pcid && k->machine->topology->hw_asids > 0;
+	return pcid ? (uint16_t)(slot + 1) : 0;
+}
+
+/* Current again only if this was the one flush it missed: an older one
+ * skipped while it was lazy still needs its catch-up (the kernel moves the
+ * mm to a fresh global PCID instead). */
+static void hw_catch_up(struct tlb_context *ctx, uint64_t new_tlb_gen)
+{
+	if (new_tlb_gen != TLB_GENERATION_INVALID && ctx->tlb_gen + 1 == new_tlb_gen)
+		ctx->tlb_gen = new_tlb_gen;
+}
+
 void tlbflush_hw_invalidate_cpu(struct kernel *k, struct cpu *cpu, const struct mm *mm,
 				uint64_t start, uint64_t end, unsigned stride_shift,
 				uint64_t new_tlb_gen)
 {
-	bool pcid = k->policy->pcid && k->machine->topology->hw_asids > 0;
 	struct cpu_tlbstate *ts = tlbflush_state(k, cpu);
 	for (unsigned slot = 0; slot < TLB_NR_DYN_ASIDS; slot++) {
 		struct tlb_context *ctx = &ts->ctxs[slot];
-		if (!ctx->mm || ctx->mm == k->init_mm || (mm && ctx->mm != mm))
+		if (!hw_reaches(k, ctx, mm))
 			continue;
-		uint16_t tag = pcid ? (uint16_t)(slot + 1) : 0;
+		uint16_t tag = hw_tag(k, slot);
 		if (end == FLUSH_ALL)
 			machine_broadcast_invalidate_cpu(k->machine, cpu, tag, MACHINE_ALL_VADDR);
 		else
 			for (uint64_t a = start; a < end; a += UINT64_C(1) << stride_shift)
 				machine_broadcast_invalidate_cpu(k->machine, cpu, tag, a);
-		/* Current again only if this was the one flush it missed: an older
-		 * one skipped while it was lazy still needs its catch-up (the kernel
-		 * moves the mm to a fresh global PCID instead). */
-		if (new_tlb_gen != TLB_GENERATION_INVALID && ctx->tlb_gen + 1 == new_tlb_gen)
-			ctx->tlb_gen = new_tlb_gen;
+		hw_catch_up(ctx, new_tlb_gen);
 	}
+}
+
+bool tlbflush_hw_holds(const struct kernel *k, const struct cpu *cpu, const struct mm *mm,
+		       uint64_t start, uint64_t end, unsigned stride_shift, bool pwc)
+{
+	const struct cpu_tlbstate *ts = tlbflush_state(k, cpu);
+	for (unsigned slot = 0; slot < TLB_NR_DYN_ASIDS; slot++) {
+		if (!hw_reaches(k, &ts->ctxs[slot], mm))
+			continue;
+		uint16_t tag = hw_tag(k, slot);
+		if (end == FLUSH_ALL || pwc) {
+			uint64_t vaddr = end == FLUSH_ALL ? MACHINE_ALL_VADDR : start;
+			if (machine_cpu_holds(k->machine, cpu, tag, vaddr, pwc))
+				return true;
+		}
+		for (uint64_t a = start; end != FLUSH_ALL && a < end; a += UINT64_C(1) << stride_shift)
+			if (machine_cpu_holds(k->machine, cpu, tag, a, false))
+				return true;
+	}
+	return false;
+}
+
+void tlbflush_hw_catch_up_cpu(struct kernel *k, struct cpu *cpu, const struct mm *mm,
+			      uint64_t new_tlb_gen)
+{
+	struct cpu_tlbstate *ts = tlbflush_state(k, cpu);
+	for (unsigned slot = 0; slot < TLB_NR_DYN_ASIDS; slot++)
+		if (hw_reaches(k, &ts->ctxs[slot], mm))
+			hw_catch_up(&ts->ctxs[slot], new_tlb_gen);
 }
 
 unsigned tlbflush_check_acked_flushes(struct kernel *k, const struct mm *mm, uint64_t span,

@@ -23,6 +23,7 @@
  * coherence between cores.
  * Invariant: lookups == hits + misses for every CPU.
  */
+#include <assert.h>
 #include <string.h>
 #include <glib.h>
 #include "tlbsim/machine/machine.h"
@@ -523,6 +524,19 @@ void machine_broadcast_invalidate_cpu(struct machine *machine, struct cpu *cpu, 
 		if (cpu->pwc[i].asid == asid)
 			cpu->pwc[i].valid = false;
 	cpu->counters.tlb_entries_invalidated += removed;
+}
+
+bool machine_cpu_holds(const struct machine *machine, const struct cpu *cpu, uint16_t asid,
+		       uint64_t vaddr, bool pwc)
+{
+	static_assert(MACHINE_ALL_VADDR == TLB_ANY_VADDR, "one 'whole ASID' marker");
+	for (unsigned i = 0; i < machine->topology->nr_tlbs; i++)
+		if (tlb_holds(cpu->tlbs[i], vaddr, asid, cpu->tlb_owner))
+			return true;
+	for (unsigned i = 0; pwc && i < cpu->nr_pwc; i++)
+		if (cpu->pwc[i].valid && cpu->pwc[i].asid == asid)
+			return true;
+	return false;
 }
 
 void machine_broadcast_invalidate(struct machine *machine, uint16_t asid, uint64_t vaddr)

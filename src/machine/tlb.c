@@ -565,6 +565,29 @@ unsigned tlb_occupancy(const struct tlb *tlb)
 	return n;
 }
 
+/* Off the access path: only a directory's flush asks (a sharer check). */
+bool tlb_holds(const struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner)
+{
+	if (vaddr == TLB_ANY_VADDR) {
+		for (size_t set = 0; set < tlb->sets; set++) {
+			struct set s = set_view(tlb->mem + set * tlb->set_bytes, tlb->ways);
+			for (unsigned w = 0; w < tlb->ways; w++)
+				if (s.tag[w] && id_matches(s.id[w], asid, owner))
+					return true;
+		}
+		return false;
+	}
+	for (unsigned i = 0; i < tlb->nr_sizes; i++) {
+		uint64_t vpn = vaddr >> tlb->shifts[i];
+		uint64_t tag = make_tag(vpn, tlb->sizes[i]);
+		struct set s = set_view(set_block(tlb, vpn), tlb->ways);
+		for (unsigned w = 0; w < tlb->ways; w++)
+			if (s.tag[w] == tag && id_matches(s.id[w], asid, owner))
+				return true;
+	}
+	return false;
+}
+
 const struct tlb_stats *tlb_stats(const struct tlb *tlb)
 {
 	return &tlb->stats;

@@ -10,7 +10,8 @@
  *     "cpuid": {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift"},
  *     "flush_hw": {"arch": "x86" | "arm64" | "riscv",
  *                  "remote": "ipi" | "sbi" | "broadcast", "invlpgb_count_max",
- *                  "rar_payloads", "coherent_tlbs", "full_flush_only", "pwc_entries"},
+ *                  "rar_payloads", "coherent_tlbs", "tlb_directory_entries",
+ *                  "full_flush_only", "pwc_entries"},
  *     "tlbs": [{"name", "level", "entries", "ways", "page_sizes": ["4K", ...],
  *               "per_core", "replacement": "lru" | "tree_plru", "hit_cycles"}, ...],
  *     "caches": {"line_bytes", "memory_cycles", "resident_cycles",
@@ -21,7 +22,7 @@
  *               "line_transfer": {"self", "smt", "socket", "remote"},
  *               "context_switch", "syscall", "page_fault", "vma_op", "pte_op", "lru_page",
  *               "broadcast_issue", "broadcast_sync", "sbi_call", "rar_service",
- *               "tlb_snoop"} }
+ *               "tlb_snoop", "directory_lookup", "lsq_drain"} }
  *
  * Notes:
  * - Every key is required: a machine is described completely or refused, so
@@ -92,6 +93,8 @@
 /* CPUID 0x80000008 EDX[15:0] + 1: a 16-bit field. */
 #define MAX_INVLPGB_COUNT 65536
 #define MAX_RAR_PAYLOADS 256
+/* A shared TLB directory (DiDi): 2^24 entries, far beyond any proposal's. */
+#define MAX_DIRECTORY_ENTRIES (1u << 24)
 
 static const char *const top_keys[] = {
     "name",
@@ -115,8 +118,8 @@ static const char *const top_keys[] = {
 static const char *const cpuid_keys[] = {"tlb_lld_4k", "tlb_lli_4k", "tlb_flushall_shift",
 					 "comment", NULL};
 static const char *const flush_hw_keys[] = {
-    "arch", "remote", "invlpgb_count_max", "rar_payloads", "coherent_tlbs", "full_flush_only",
-    "pwc_entries",
+    "arch", "remote", "invlpgb_count_max", "rar_payloads", "coherent_tlbs",
+    "tlb_directory_entries", "full_flush_only", "pwc_entries",
     "comment", NULL};
 static const char *const arch_names[] = {
     [ARCH_X86] = "x86",
@@ -185,6 +188,8 @@ static const struct cost_field {
     {"sbi_call", offsetof(struct topology_costs, sbi_call)},
     {"rar_service", offsetof(struct topology_costs, rar_service)},
     {"tlb_snoop", offsetof(struct topology_costs, tlb_snoop)},
+    {"directory_lookup", offsetof(struct topology_costs, directory_lookup)},
+    {"lsq_drain", offsetof(struct topology_costs, lsq_drain)},
 };
 
 /* Per-distance members of "costs"; ipi_latency has no "self" (unused, 0). */
@@ -338,6 +343,8 @@ static bool parse_flush_hw(const struct config_node *root, struct topology *t, G
 			  error) ||
 	    !get_unsigned(&hw, "rar_payloads", 0, MAX_RAR_PAYLOADS, &t->rar_payloads, error) ||
 	    !config_get_bool(&hw, "coherent_tlbs", true, &t->coherent_tlbs, error) ||
+	    !get_unsigned(&hw, "tlb_directory_entries", 0, MAX_DIRECTORY_ENTRIES,
+			  &t->tlb_directory_entries, error) ||
 	    !config_get_bool(&hw, "full_flush_only", true, &t->full_flush_only, error) ||
 	    !get_unsigned(&hw, "pwc_entries", 0, MAX_TLB_ENTRIES, &t->pwc_entries, error))
 		return false;
@@ -359,6 +366,12 @@ static bool parse_flush_hw(const struct config_node *root, struct topology *t, G
 		struct config_node node = config_child(&hw, "invlpgb_count_max");
 		config_set_error(error, &node, "INVLPGB is an x86 (AMD) instruction; expected 0 on %s",
 				 arch_names[arch]);
+		return false;
+	}
+	if (t->tlb_directory_entries > 0 && t->arch != ARCH_X86) {
+		struct config_node node = config_child(&hw, "tlb_directory_entries");
+		config_set_error(error, &node, "the TLB directory (DiDi) is modelled on x86 only; "
+				 "expected 0 on %s", arch_names[arch]);
 		return false;
 	}
 	if (t->rar_payloads > 0 && t->arch != ARCH_X86) {

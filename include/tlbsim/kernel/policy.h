@@ -65,6 +65,7 @@ enum flush_reach {
  * counts its verdict on @self; a flush that freed page tables is never
  * narrowed.
  */
+struct flush_tlb_info;
 struct flush_targets_ops {
 	const char *name;
 	const char *imitates;
@@ -72,6 +73,11 @@ struct flush_targets_ops {
 			   uint64_t nodes, unsigned *targets);
 	enum flush_reach (*reach)(const struct kernel *k, struct cpu *self,
 				  const struct tlb_access *seen, bool freed_tables);
+	/* The CPUs whose TLBs hold @info's range, exactly (a hardware TLB
+	 * directory, DiDi): when set, native_flush_tlb_others() takes these
+	 * instead of select() and the era's should_flush filter (NULL: unset). */
+	unsigned (*sharers)(const struct kernel *k, const struct cpu *self,
+			    const struct flush_tlb_info *info, unsigned *targets);
 };
 
 /*
@@ -157,10 +163,13 @@ struct flush_arch_ops {
  * Linux's choices are the defaults: IPIs, the remote flush done, frames freed
  * after it, an interrupt and handler on each target.
  */
-struct flush_tlb_info;
 struct flush_transport_ops {
 	const char *name;
 	const char *imitates;
+	/* The initiator hands the request to hardware in one message, not an
+	 * IPI per target: its concurrent local flush starts at once, without
+	 * ipi_send per target before it (DiDi's directory). */
+	bool one_message;
 	/* Per-run state (NULL: none); called by kernel_boot()/kernel_shutdown(). */
 	void (*boot)(struct kernel *k);
 	void (*shutdown)(struct kernel *k);
@@ -304,6 +313,7 @@ extern const struct flush_targets_ops flush_targets_mm_cpumask;
 extern const struct flush_targets_ops flush_targets_smt_dedup;
 extern const struct flush_targets_ops flush_targets_abis;
 extern const struct flush_targets_ops flush_targets_numapte;
+extern const struct flush_targets_ops flush_targets_directory;
 extern const struct lazy_tlb_ops lazy_tlb_strict;
 extern const struct lazy_tlb_ops lazy_tlb_pcid;
 extern const struct lazy_tlb_ops lazy_tlb_lazier;
@@ -318,6 +328,7 @@ extern const struct flush_transport_ops flush_transport_latr;
 extern const struct flush_transport_ops flush_transport_rar;
 extern const struct flush_transport_ops flush_transport_coherence;
 extern const struct flush_transport_ops flush_transport_multicast;
+extern const struct flush_transport_ops flush_transport_directory;
 
 /* Parse and validate a policy file's tree; NULL on error. */
 struct policy *policy_from_json(const cJSON *json, const char *file, GError **error);

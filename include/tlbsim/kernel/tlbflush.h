@@ -149,6 +149,17 @@ void tlbflush_event(struct kernel *k, struct cpu *cpu, enum tlb_flush_reason rea
 void tlbflush_hw_invalidate_cpu(struct kernel *k, struct cpu *cpu, const struct mm *mm,
 				uint64_t start, uint64_t end, unsigned stride_shift,
 				uint64_t new_tlb_gen);
+/*
+ * Would tlbflush_hw_invalidate_cpu() drop anything of @cpu's TLBs (or, if
+ * @pwc, of its paging-structure caches)?  Changes nothing: the sharer check
+ * of an exact TLB directory (DiDi, didi.c).
+ */
+bool tlbflush_hw_holds(const struct kernel *k, const struct cpu *cpu, const struct mm *mm,
+		       uint64_t start, uint64_t end, unsigned stride_shift, bool pwc);
+/* tlbflush_hw_invalidate_cpu()'s tlb_gen step alone, for a CPU the hardware
+ * knows holds nothing of the range: it is as current as if it had dropped it. */
+void tlbflush_hw_catch_up_cpu(struct kernel *k, struct cpu *cpu, const struct mm *mm,
+			      uint64_t new_tlb_gen);
 
 /*
  * A page-table page of @mm (2 MiB span @span) is freed at @time: a CPU that

@@ -83,6 +83,8 @@
 	X(latr_sweep_cycles)             /* LATR: cycles sweeping the rings (ticks, switches) */   \
 	X(rar_requests)                  /* RAR: flushes this CPU sent as Remote Action Requests */\
 	X(rar_actions)                   /* RAR: actions this CPU's microcode performed */         \
+	X(didi_lookups)                  /* DiDi: TLB-directory lookups this CPU's flushes made */ \
+	X(didi_invalidations)            /* DiDi: invalidations the directory sent to sharers */   \
 	X(abis_flush_skipped)            /* ABIS: gathered flushes dropped, no PTE accessed */     \
 	X(abis_local_only)               /* ABIS: gathered flushes kept local, accessor = self */  \
 	X(multicast_messages)            /* multicast: URPC messages this CPU wrote */             \

@@ -185,6 +185,13 @@ void machine_broadcast_invalidate(struct machine *machine, uint16_t asid, uint64
 void machine_broadcast_invalidate_cpu(struct machine *machine, struct cpu *cpu, uint16_t asid,
 				      uint64_t vaddr);
 
+/* Does @cpu's own part of a broadcast of @asid and @vaddr (MACHINE_ALL_VADDR:
+ * the whole ASID) have anything to drop in its TLBs, or, if @pwc, in its
+ * paging-structure caches?  Changes and counts nothing: the sharer check of
+ * an exact TLB directory (DiDi, src/kernel/didi.c). */
+bool machine_cpu_holds(const struct machine *machine, const struct cpu *cpu, uint16_t asid,
+		       uint64_t vaddr, bool pwc);
+
 /*
  * Latent stale translations: entries for page @vaddr of @vma, on any CPU,
  * filled before the PTE change committed at @committed.  @asid_of(ctx, cpu)

@@ -132,6 +132,11 @@ bool tlb_peek(const struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t
 
 /* Valid entries right now. */
 unsigned tlb_occupancy(const struct tlb *tlb);
+
+/* Would tlb_flush_one() (@vaddr) or tlb_flush_asid() (@vaddr TLB_ANY_VADDR)
+ * drop an entry?  Changes nothing, counts nothing (DiDi's directory). */
+#define TLB_ANY_VADDR UINT64_MAX
+bool tlb_holds(const struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner);
 const struct tlb_stats *tlb_stats(const struct tlb *tlb);
 
 #endif

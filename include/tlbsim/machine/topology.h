@@ -105,6 +105,8 @@ struct topology_costs {
 	uint64_t sbi_call;        /* ecall into SBI firmware and back, without its IPIs */
 	uint64_t rar_service;     /* a RAR target's microcode: one action, without its flush */
 	uint64_t tlb_snoop;       /* a coherent TLB matching an invalidation in its PTE CAM */
+	uint64_t directory_lookup; /* DiDi: the TLB directory finding one translation's sharers */
+	uint64_t lsq_drain;        /* DiDi: a sharer checking its load/store queue before its ack */
 };
 
 struct topology {
@@ -131,6 +133,10 @@ struct topology {
 	unsigned rar_payloads;
 	/* TLBs join cache coherence (UNITD): a PTE store's invalidations reach them. */
 	bool coherent_tlbs;
+	/* Entries of a shared TLB directory (DiDi); 0 = no directory.  The
+	 * model's directory is exact and its capacity is not modelled
+	 * (docs/decisions.md): any value above 0 gives the same runs. */
+	unsigned tlb_directory_entries;
 	/* Every invalidation flushes the whole TLB (SiFive U74 erratum CIP-1200). */
 	bool full_flush_only;
 	/* Paging-structure (PDE) cache entries per CPU: 0 = none modelled. */

@@ -43,12 +43,18 @@ static void native_flush_tlb_others(struct kernel *k, struct cpu *cpu, struct fl
 	cpu->counters.nr_tlb_remote_flush++;
 	tlbflush_event(k, cpu, TLB_REMOTE_SEND_IPI, info->start, info->end, now);
 	unsigned *targets = g_new(unsigned, k->machine->nr_cpus);
-	unsigned nr = tlbflush_select_targets(k, cpu, mask_mm, targets), kept = 0;
-	for (unsigned i = 0; i < nr; i++)
-		if (lazy->should_flush(k, &k->machine->cpus[targets[i]], info))
-			targets[kept++] = targets[i];
+	unsigned kept = 0;
+	if (k->policy->targets->sharers) {
+		kept = k->policy->targets->sharers(k, cpu, info, targets);
+	} else {
+		unsigned nr = tlbflush_select_targets(k, cpu, mask_mm, targets);
+		for (unsigned i = 0; i < nr; i++)
+			if (lazy->should_flush(k, &k->machine->cpus[targets[i]], info))
+				targets[kept++] = targets[i];
+	}
 	/* 5.13+: the local flush runs after the sends, while the IPIs fly. */
-	info->local_done = now + kept * costs_of(k)->ipi_send + local_cost;
+	uint64_t sends = k->policy->transport->one_message ? 0 : kept * costs_of(k)->ipi_send;
+	info->local_done = now + sends + local_cost;
 	trace_local_flush_late(k, cpu->id, info->local_done - local_cost, local_cost);
 	k->policy->transport->send(k, cpu, targets, kept, info, now);
 	g_free(targets);
