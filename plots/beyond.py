@@ -2,9 +2,10 @@
 """The mechanisms beyond Linux side by side: writes docs/beyond.md's tables and docs/img/beyond.{png,svg}.
 
 Runs every mechanism preset (and the Linux baselines it is measured against) on four machines and
-the papers' workloads, shrunk to a few seconds each, then the published comparisons of
-docs/beyond.md: LATR's munmap change on a 2-socket machine and the concurrent-flush RFC's
-MADV_DONTNEED table on Haswell.  The rows go to plots/results/beyond.csv; the generated parts of
+the papers' workloads, shrunk to a few seconds each (the hardware mechanisms on what-if machines
+that add them to skylake-sp-2s-48), then the published comparisons of docs/beyond.md: LATR's
+munmap change on a 2-socket machine, the concurrent-flush RFC's MADV_DONTNEED table on Haswell,
+the deferred-PTI RFC's local madvise on Skylake, and Barrelfish's multicast as readers grow.  The rows go to plots/results/beyond.csv; the generated parts of
 docs/beyond.md sit between "<!-- beyond:NAME -->" and "<!-- /beyond:NAME -->" markers, so the prose
 around them stays as written.  tests/py/test_beyond.py re-runs a sample of the rows.
 
@@ -30,9 +31,14 @@ IMG = os.path.join(ROOT, "docs", "img", "beyond")
 
 # The Linux era LATR patched (4.10: linux-4.5's choices), a current kernel, and the mechanisms.
 MECHANISMS = ["linux-4.5", "linux-6.8", "latr", "latr-released", "abis", "numapte",
-              "early-ack", "intel-rar", "unitd"]
+              "early-ack", "intel-rar", "unitd", "didi", "barrelfish-multicast",
+              "linux-5.2-pti", "deferred-pti"]
 # Mechanisms that need the machine's support, and the machines that have it.
-NEEDS = {"intel-rar": {"skylake-sp-2s-48-rar"}, "unitd": {"skylake-sp-2s-48-unitd"}}
+NEEDS = {"intel-rar": {"skylake-sp-2s-48-rar"}, "unitd": {"skylake-sp-2s-48-unitd"},
+         "didi": {"skylake-sp-2s-48-didi"}}
+# Those machines are skylake-sp-2s-48 plus the hardware: only the baselines run there besides.
+WHAT_IF = set().union(*NEEDS.values())
+BASELINES = {"linux-4.5", "linux-6.8"}
 
 # Machine -> the --set values that place the workloads' pinned threads on it (their machine_cores
 # param is the machine's cores per socket; one socket where it has one).
@@ -43,6 +49,7 @@ MACHINES = {
     "ivybridge-ex-8s": ["workload.machine_cores=15", "workload.sockets=8"],
     "skylake-sp-2s-48-rar": [],
     "skylake-sp-2s-48-unitd": [],
+    "skylake-sp-2s-48-didi": [],
 }
 # Which machine_cores/sockets keys each workload has.
 PLACED = {"latr-micro": ("machine_cores", "sockets"), "numa-migrate": ("machine_cores",)}
@@ -58,11 +65,19 @@ WORKLOADS = {
 COLUMNS = ["op", "op_count", "op_ns_mean", "phase_ns", "ipis_sent", "irq_ns", "access_ns",
            "stale_hits", "stale_reuse", "stale_pwc", "latr_states_saved", "latr_fallback_ipis",
            "latr_sweep_ns", "nr_tlb_remote_flush", "rar_requests", "invlpg", "tlb_flush_all",
-           "abis_flush_skipped", "abis_local_only"]
+           "abis_flush_skipped", "abis_local_only", "didi_invalidations", "multicast_messages",
+           "pti_user_flushes_deferred"]
 
 
 def applies(machine, mechanism):
-    return machine in NEEDS.get(mechanism, {machine})
+    if mechanism in NEEDS:
+        return machine in NEEDS[mechanism]
+    return machine not in WHAT_IF or mechanism in BASELINES
+
+
+# [E5]: cycles of a local madvise(DONTNEED), before -> after deferring the user-PCID flush.
+PTI_PUBLISHED = {1: (2119, 1986), 10: (6791, 5417)}
+MULTICAST_READERS = {"skylake-sp-2s-48": (16, 47), "ivybridge-ex-8s": (16, 64, 239)}
 
 
 def grid():
@@ -93,6 +108,19 @@ def grid():
             runs.append((("rfc-v1", "haswell-i7", f"threads={t}", conc),
                          ["-T", "haswell-i7", "-w", "madv-dontneed-touch"] + policy +
                          ["--set", f"workload.threads={t}", "--set", "workload.iterations=500"]))
+    # Deferred PTI [E5]: cycles of a local madvise(DONTNEED) of 1 and 10 pages on Skylake.
+    for pages in PTI_PUBLISHED:
+        for p in ("linux-5.2-pti", "deferred-pti"):
+            runs.append((("pti", "skylake-sp-2s-48", f"pages={pages}", p),
+                         ["-T", "skylake-sp-2s-48", "-w", "madv-local-flush", "-p", p,
+                          "--set", f"workload.pages={pages}", "--set", "workload.iterations=200"]))
+    # Barrelfish's multicast against IPIs as the readers, and so the sockets reached, grow.
+    for m, readers in MULTICAST_READERS.items():
+        for n in readers:
+            for p in ("linux-6.8", "barrelfish-multicast"):
+                runs.append((("multicast", m, f"threads={n}", p),
+                             ["-T", m, "-w", "munmap16", "-p", p, "--set", f"workload.threads={n}"]
+                             + sum((["--set", s] for s in WORKLOADS["munmap16"]), [])))
     return runs
 
 
@@ -137,7 +165,8 @@ def pct(new, old):
 
 def grid_table(results):
     by = {k: r for k, r in results if k[0] == "grid"}
-    lines = ["| machine | workload (op) | mechanism | initiator ns/op | IPIs (RAR) | remote irq µs "
+    lines = ["| machine | workload (op) | mechanism | initiator ns/op | IPIs (RAR, directory or "
+             "multicast messages) | remote irq µs "
              "| reader ns/access | stale hits | stale on reused frames | posted (ring full) |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for m in MACHINES:
@@ -146,11 +175,13 @@ def grid_table(results):
                 if not applies(m, p):
                     continue
                 r = by[("grid", m, w, p)]
+                sent = {"intel-rar": "rar_requests", "didi": "didi_invalidations",
+                        "barrelfish-multicast": "multicast_messages"}.get(p)
                 posted = (f"{r['latr_states_saved']} ({r['latr_fallback_ipis']})"
                           if p.startswith("latr") else "")
                 lines.append(
                     f"| {m} | {w} ({r['op']}) | {p} | {num(r, 'op_ns_mean'):,.0f} "
-                    f"| {r['ipis_sent']}{' (' + r['rar_requests'] + ')' if p == 'intel-rar' else ''} "
+                    f"| {r['ipis_sent']}{' (' + r[sent] + ')' if sent else ''} "
                     f"| {num(r, 'irq_ns') / 1000:,.1f} "
                     f"| {num(r, 'access_ns'):,.1f} | {r['stale_hits']} | {r['stale_reuse']} "
                     f"| {posted} |")
@@ -216,6 +247,43 @@ def rfc_table(results):
     return "\n".join(lines)
 
 
+def clock_ghz(machine):
+    import json
+    with open(os.path.join(ROOT, "topologies", machine + ".json")) as f:
+        return json.load(f)["clock_ghz"]["value"]
+
+
+def pti_table(results):
+    by = {(k[2], k[3]): r for k, r in results if k[0] == "pti"}
+    ghz = clock_ghz("skylake-sp-2s-48")
+    lines = ["| pages | published cycles (before → after) | tlbsim `linux-5.2-pti` → "
+             "`deferred-pti` | published change | tlbsim change | saved per page, "
+             "published / tlbsim | user flushes deferred |",
+             "|---:|---:|---:|---:|---:|---:|---:|"]
+    for pages, (pub_b, pub_a) in PTI_PUBLISHED.items():
+        b = num(by[(f"pages={pages}", "linux-5.2-pti")], "op_ns_mean") * ghz
+        a = num(by[(f"pages={pages}", "deferred-pti")], "op_ns_mean") * ghz
+        deferred = by[(f"pages={pages}", "deferred-pti")]["pti_user_flushes_deferred"]
+        lines.append(f"| {pages} | {pub_b} → {pub_a} | {b:,.0f} → {a:,.0f} "
+                     f"| {pct(pub_a, pub_b):+.1f}% | {pct(a, b):+.1f}% "
+                     f"| {(pub_b - pub_a) / pages:,.0f} / {(b - a) / pages:,.0f} | {deferred} |")
+    return "\n".join(lines)
+
+
+def multicast_table(results):
+    by = {(k[1], k[2], k[3]): r for k, r in results if k[0] == "multicast"}
+    lines = ["| machine | readers | `linux-6.8` ns/munmap (IPIs) | `barrelfish-multicast` "
+             "ns/munmap (messages) | change | stale hits |", "|---|---:|---:|---:|---:|---:|"]
+    for m, readers in MULTICAST_READERS.items():
+        for n in readers:
+            b, a = by[(m, f"threads={n}", "linux-6.8")], by[(m, f"threads={n}", "barrelfish-multicast")]
+            lines.append(f"| {m} | {n} | {num(b, 'op_ns_mean'):,.0f} ({b['ipis_sent']}) "
+                         f"| {num(a, 'op_ns_mean'):,.0f} ({a['multicast_messages']}) "
+                         f"| {pct(num(a, 'op_ns_mean'), num(b, 'op_ns_mean')):+.0f}% "
+                         f"| {a['stale_hits']} |")
+    return "\n".join(lines)
+
+
 def splice(text, name, body):
     begin, end = f"<!-- beyond:{name} -->", f"<!-- /beyond:{name} -->"
     pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
@@ -228,7 +296,8 @@ def write_doc(results):
     with open(DOC) as f:
         text = f.read()
     for name, table in (("grid", grid_table), ("latr", latr_table), ("abis", abis_table),
-                        ("rfc", rfc_table)):
+                        ("rfc", rfc_table), ("pti", pti_table),
+                        ("multicast", multicast_table)):
         text = splice(text, name, table(results))
     with open(DOC + ".tmp", "w") as f:
         f.write(text)

@@ -43,7 +43,7 @@ class Beyond(unittest.TestCase):
             text = f.read()
         results = beyond.load()
         for table in (beyond.grid_table, beyond.latr_table, beyond.abis_table,
-                      beyond.rfc_table):
+                      beyond.rfc_table, beyond.pti_table, beyond.multicast_table):
             self.assertIn(table(results), text, f"{table.__name__}: run plots/beyond.py --reuse")
 
 
