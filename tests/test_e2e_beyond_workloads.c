@@ -272,6 +272,24 @@ Test(e2e_beyond_workloads, unitd_initiator_waits_for_the_cam_match)
 }
 
 /*
+ * UNITD sends nothing, so its initiator's concurrent local flush starts at
+ * once: the cost of an ICR write, which IPIs would pay per target first,
+ * changes nothing in its calls.
+ */
+Test(e2e_beyond_workloads, unitd_local_flush_waits_for_no_send)
+{
+	struct beyond_run cheap, dear;
+	BEYOND_RUN(&cheap, "skylake-sp-2s-48-unitd", "madv-dontneed-touch", "unitd",
+		   "workload.threads=4", "workload.iterations=20", "topology.costs.ipi_send=0");
+	BEYOND_RUN(&dear, "skylake-sp-2s-48-unitd", "madv-dontneed-touch", "unitd",
+		   "workload.threads=4", "workload.iterations=20", "topology.costs.ipi_send=5000");
+	cr_expect_str_eq(table_get(&cheap.run, 0, "op_ns_mean"), table_get(&dear.run, 0, "op_ns_mean"));
+	cr_expect_gt(run_u64(&cheap, "nr_tlb_remote_flush"), 0, "the kernel asked for shootdowns");
+	beyond_clear(&cheap);
+	beyond_clear(&dear);
+}
+
+/*
  * Deferred PTI flushes (deferred-pti against linux-5.2-pti on
  * skylake-sp-2s-48, 2.6 GHz), the RFC's experiment: a single task's local
  * MADV_DONTNEED of 10 pages keeps each page's user-PCID flush for the

@@ -816,7 +816,7 @@ Test(policy_frame, directory)
 	struct policy *p = load_file(TLBSIM_SOURCE_DIR "/policies/didi.json");
 	cr_expect_eq(p->targets, &flush_targets_directory);
 	cr_expect_eq(p->transport, &flush_transport_directory);
-	cr_expect(p->transport->one_message);
+	cr_expect_eq(p->transport->local_flush_start, LOCAL_FLUSH_AT_ONCE);
 	cr_expect_eq(p->disturbance, DISTURBANCE_NONE);
 	cr_expect_eq(p->completion, FLUSH_COMPLETION_REMOTE_DONE);
 	policy_free(p);

@@ -64,5 +64,6 @@ static void coherence_send(struct kernel *k, struct cpu *cpu, const unsigned *ta
 const struct flush_transport_ops flush_transport_coherence = {
 	.name = "coherence",
 	.imitates = "UNITD (HPCA 2010): TLBs kept coherent by the PTE stores' invalidations",
+	.local_flush_start = LOCAL_FLUSH_AT_ONCE,
 	.send = coherence_send,
 };

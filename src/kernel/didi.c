@@ -112,6 +112,6 @@ const struct flush_transport_ops flush_transport_directory = {
     .name = "directory",
     .imitates = "DiDi (PACT'11): one request to the TLB directory, forwarded to the sharers, "
 		"acked after their LSQ check",
-    .one_message = true,
+    .local_flush_start = LOCAL_FLUSH_AT_ONCE,
     .send = directory_send,
 };

@@ -233,9 +233,6 @@ static void multicast_send(struct kernel *k, struct cpu *cpu, const unsigned *ta
 		shootdown_complete(k, info, now);
 		return;
 	}
-	/* native_flush_tlb_others() put the local flush after nr ICR writes;
-	 * here it runs after the messages instead. */
-	uint64_t local_cost = info->local_done - now - nr * k->machine->topology->costs.ipi_send;
 	struct mc_flush *f = kernel_alloc(k, sizeof(*f));
 	*f = (struct mc_flush){.k = k, .info = info, .initiator = cpu->id};
 	f->cpus = kernel_alloc(k, nr * sizeof(*f->cpus));
@@ -246,12 +243,13 @@ static void multicast_send(struct kernel *k, struct cpu *cpu, const unsigned *ta
 	for (unsigned i = 0; i < f->nr_groups; i++)
 		t = mc_send_request(k, &f->groups[i], cpu->id, f->groups[i].cpus[0], t);
 	f->sent_at = t;
-	info->local_done = t + local_cost;
+	info->local_done = t + info->local_cost; /* the local flush runs after the messages */
 }
 
 const struct flush_transport_ops flush_transport_multicast = {
     .name = "multicast",
     .imitates = "Barrelfish's NUMA-aware multicast (SOSP'09): per-socket aggregators, "
 		"URPC messages polled by the monitors",
+    .local_flush_start = LOCAL_FLUSH_BY_TRANSPORT,
     .send = multicast_send,
 };

@@ -163,13 +163,19 @@ struct flush_arch_ops {
  * Linux's choices are the defaults: IPIs, the remote flush done, frames freed
  * after it, an interrupt and handler on each target.
  */
+enum local_flush_start {
+	LOCAL_FLUSH_AFTER_EACH_SEND, /* an ICR write per target first (IPIs) */
+	LOCAL_FLUSH_AFTER_ONE_SEND,  /* one multicast ICR write first (RAR's signal) */
+	LOCAL_FLUSH_AT_ONCE,         /* nothing to send first (a directory request, coherence) */
+	LOCAL_FLUSH_BY_TRANSPORT,    /* the transport's send() moves local_done (multicast) */
+};
+
 struct flush_transport_ops {
 	const char *name;
 	const char *imitates;
-	/* The initiator hands the request to hardware in one message, not an
-	 * IPI per target: its concurrent local flush starts at once, without
-	 * ipi_send per target before it (DiDi's directory). */
-	bool one_message;
+	/* When the initiator's concurrent local flush (5.13+) starts: after
+	 * what it must send first. */
+	enum local_flush_start local_flush_start;
 	/* Per-run state (NULL: none); called by kernel_boot()/kernel_shutdown(). */
 	void (*boot)(struct kernel *k);
 	void (*shutdown)(struct kernel *k);

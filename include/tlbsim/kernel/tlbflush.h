@@ -75,6 +75,7 @@ struct flush_tlb_info {
 	bool initiator_waits; /* other CPUs are sent it: the initiator waits for acks */
 	struct kcont done;
 	uint64_t local_done; /* concurrent local flush: when it finishes */
+	uint64_t local_cost; /* concurrent local flush: its cycles */
 };
 
 /* Boot state: every CPU on init_mm, lazy (allocates k->tlbstate). */

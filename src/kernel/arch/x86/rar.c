@@ -83,5 +83,6 @@ const struct flush_transport_ops flush_transport_rar = {
 	.imitates = "Intel Remote Action Request, Linux RFC v4 (2025): smp_call_rar_many()",
 	.boot = rar_boot,
 	.shutdown = rar_shutdown,
+	.local_flush_start = LOCAL_FLUSH_AFTER_ONE_SEND,
 	.send = rar_send,
 };

@@ -30,6 +30,21 @@ static const struct topology_costs *costs_of(const struct kernel *k)
 	return &k->machine->topology->costs;
 }
 
+/* The cycles the initiator sends for before its concurrent local flush. */
+static uint64_t local_flush_sends(const struct kernel *k, unsigned nr)
+{
+	switch (k->policy->transport->local_flush_start) {
+	case LOCAL_FLUSH_AFTER_EACH_SEND:
+	case LOCAL_FLUSH_BY_TRANSPORT:
+		return nr * costs_of(k)->ipi_send;
+	case LOCAL_FLUSH_AFTER_ONE_SEND:
+		return nr ? costs_of(k)->ipi_send : 0;
+	case LOCAL_FLUSH_AT_ONCE:
+		return 0;
+	}
+	g_assert_not_reached();
+}
+
 /*
  * native_flush_tlb_others() / native_flush_tlb_multi(): count, pick targets,
  * and hand them to the policy's transport (IPIs and a wait, in Linux).
@@ -53,8 +68,8 @@ static void native_flush_tlb_others(struct kernel *k, struct cpu *cpu, struct fl
 				targets[kept++] = targets[i];
 	}
 	/* 5.13+: the local flush runs after the sends, while the IPIs fly. */
-	uint64_t sends = k->policy->transport->one_message ? 0 : kept * costs_of(k)->ipi_send;
-	info->local_done = now + sends + local_cost;
+	info->local_cost = local_cost;
+	info->local_done = now + local_flush_sends(k, kept) + local_cost;
 	trace_local_flush_late(k, cpu->id, info->local_done - local_cost, local_cost);
 	k->policy->transport->send(k, cpu, targets, kept, info, now);
 	g_free(targets);
