@@ -283,7 +283,8 @@ Test(e2e_beyond_workloads, unitd_local_flush_waits_for_no_send)
 		   "workload.threads=4", "workload.iterations=20", "topology.costs.ipi_send=0");
 	BEYOND_RUN(&dear, "skylake-sp-2s-48-unitd", "madv-dontneed-touch", "unitd",
 		   "workload.threads=4", "workload.iterations=20", "topology.costs.ipi_send=5000");
-	cr_expect_str_eq(table_get(&cheap.run, 0, "op_ns_mean"), table_get(&dear.run, 0, "op_ns_mean"));
+	cr_expect_str_eq(table_get(&cheap.run, 0, "op_ns_mean"),
+			 table_get(&dear.run, 0, "op_ns_mean"));
 	cr_expect_gt(run_u64(&cheap, "nr_tlb_remote_flush"), 0, "the kernel asked for shootdowns");
 	beyond_clear(&cheap);
 	beyond_clear(&dear);

@@ -517,7 +517,8 @@ Test(policy_frame, axes_must_fit_together)
 {
 	expect_with_error("\"flush_transport\": \"lat\"",
 			  "t.json: $.flush_transport: expected one of \"ipi\", \"latr\", \"rar\", "
-			  "\"coherence\", \"multicast\", \"directory\", got \"lat\" (did you mean \"latr\"?)");
+			  "\"coherence\", \"multicast\", \"directory\", got \"lat\" (did you "
+			  "mean \"latr\"?)");
 	expect_with_error("\"flush_transport\": \"latr\"",
 			  "t.json: $.flush_disturbance: expected \"tick_sweep\" with "
 			  "flush_transport \"latr\"");
@@ -821,16 +822,16 @@ Test(policy_frame, directory)
 	cr_expect_eq(p->completion, FLUSH_COMPLETION_REMOTE_DONE);
 	policy_free(p);
 	expect_directory_error("\"flush_transport\": \"directory\"",
-			       "t.json: $.flush_disturbance: expected \"none\" with flush_transport "
-			       "\"directory\"");
+			       "t.json: $.flush_disturbance: expected \"none\" with "
+			       "flush_transport \"directory\"");
 	expect_with_error("\"flush_transport\": \"directory\", \"flush_disturbance\": \"none\"",
 			  "t.json: $.flush_targets: expected \"directory\" with flush_transport "
 			  "\"directory\" (only the TLB directory knows the sharers, and it sends "
 			  "to them alone)");
 	expect_directory_error("",
-			       "t.json: $.flush_transport: expected \"directory\" with flush_targets "
-			       "\"directory\" (only the TLB directory knows the sharers, and it "
-			       "sends to them alone)");
+			       "t.json: $.flush_transport: expected \"directory\" with "
+			       "flush_targets \"directory\" (only the TLB directory knows the "
+			       "sharers, and it sends to them alone)");
 	expect_directory_error("\"flush_transport\": \"directory\", \"flush_disturbance\": "
 			       "\"none\", \"flush_completion\": \"none\"",
 			       "t.json: $.flush_completion: expected \"remote_flush_done\" with "

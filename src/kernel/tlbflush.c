@@ -158,7 +158,8 @@ bool tlbflush_hw_holds(const struct kernel *k, const struct cpu *cpu, const stru
 			if (machine_cpu_holds(k->machine, cpu, tag, vaddr, pwc))
 				return true;
 		}
-		for (uint64_t a = start; end != FLUSH_ALL && a < end; a += UINT64_C(1) << stride_shift)
+		uint64_t stride = UINT64_C(1) << stride_shift;
+		for (uint64_t a = start; end != FLUSH_ALL && a < end; a += stride)
 			if (machine_cpu_holds(k->machine, cpu, tag, a, false))
 				return true;
 	}
