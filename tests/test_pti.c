@@ -61,8 +61,9 @@ Test(pti, local_madvise_one_page_by_hand)
 	cr_assert_eq(CPU(def, 0, pti_user_flushes_deferred), 1);
 	cr_assert_eq(CPU(on, 0, pti_user_flushes_deferred), 0);
 	cr_assert_eq(CPU(def, 0, pti_user_flush_all), 0, "one range: INVLPGs, not the PCID");
-	for (const struct support_run *r = &off; r <= &def; r++)
-		cr_assert_eq(r->result->total.stale_hits, 0);
+	const struct support_run *const runs[] = {&off, &on, &def};
+	for (unsigned i = 0; i < G_N_ELEMENTS(runs); i++)
+		cr_assert_eq(runs[i]->result->total.stale_hits, 0);
 	support_run_free(&off);
 	support_run_free(&on);
 	support_run_free(&def);
@@ -103,8 +104,9 @@ Test(pti, remote_user_flush_at_interrupt_return)
 	cr_assert_eq(op_ns(&on) - op_ns(&def), 150);
 	cr_assert_eq(CPU(on, 1, irq_cycles) - CPU(def, 1, irq_cycles), 50);
 	cr_assert_eq(CPU(def, 1, irq_cycles) - CPU(off, 1, irq_cycles), 2 * 50 + 100);
-	for (const struct support_run *r = &off; r <= &def; r++)
-		cr_assert_eq(r->result->total.stale_hits, 0);
+	const struct support_run *const runs[] = {&off, &on, &def};
+	for (unsigned i = 0; i < G_N_ELEMENTS(runs); i++)
+		cr_assert_eq(runs[i]->result->total.stale_hits, 0);
 	support_run_free(&off);
 	support_run_free(&on);
 	support_run_free(&def);
