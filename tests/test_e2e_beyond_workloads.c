@@ -272,6 +272,31 @@ Test(e2e_beyond_workloads, unitd_initiator_waits_for_the_cam_match)
 }
 
 /*
+ * Intel RAR with every payload slot in flight: a flush that finds none goes
+ * out as IPIs (tlb_flush2's threads flush concurrently).  With the machine's
+ * 64 slots no flush falls back; with one, some do, and neither run uses a
+ * stale translation.
+ */
+Test(e2e_beyond_workloads, rar_falls_back_to_ipis_without_a_free_payload)
+{
+	struct beyond_run many, one;
+	BEYOND_RUN(&many, "skylake-sp-2s-48-rar", "tlb_flush2", "intel-rar",
+		   "workload.iterations=40", "workload.warmup=4", "workload.threads=4",
+		   "workload.pages=16");
+	BEYOND_RUN(&one, "skylake-sp-2s-48-rar", "tlb_flush2", "intel-rar",
+		   "workload.iterations=40", "workload.warmup=4", "workload.threads=4",
+		   "workload.pages=16", "topology.flush_hw.rar_payloads=1");
+	cr_expect_eq(run_u64(&many, "ipis_sent"), 0);
+	cr_expect_gt(run_u64(&many, "rar_requests"), 0);
+	cr_expect_gt(run_u64(&one, "ipis_sent"), 0, "flushes without a free slot go as IPIs");
+	cr_expect_lt(run_u64(&one, "rar_requests"), run_u64(&many, "rar_requests"));
+	cr_expect_eq(run_u64(&many, "stale_hits"), 0);
+	cr_expect_eq(run_u64(&one, "stale_hits"), 0);
+	beyond_clear(&many);
+	beyond_clear(&one);
+}
+
+/*
  * UNITD sends nothing, so its initiator's concurrent local flush starts at
  * once: the cost of an ICR write, which IPIs would pay per target first,
  * changes nothing in its calls.
