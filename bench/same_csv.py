@@ -24,9 +24,11 @@ Usage:
         and compare each output's SHA-256 with FILE's)
 
 record writes one file per output into DIR and DIR/index.tsv (name, command);
-compare prints each file that differs and exits 1 if any does. The CSV's
-tlbsim_version column (it names the commit, so it changes with every one) is
-left out of the record.
+compare prints each file that differs and exits 1 if any does. Two columns
+of the CSV are left out of the record: tlbsim_version (it names the commit, so
+it changes with every one) and events (the engine's dispatches: how the host
+computed the run, not what the simulated machine did; a speed-up such as a
+longer lookahead changes it and no simulated figure).
 
 A change that adds a column (or drops one) changes every CSV, yet should move
 no figure: compare then compares the columns both files of a pair have, by
@@ -151,14 +153,20 @@ def cases(shrunk, validation):
     return out
 
 
-def drop_version_column(path):
+# Columns that say how the host computed a run, not what the simulated machine did.
+HOST_COLUMNS = ("tlbsim_version", "events")
+
+
+def drop_host_columns(path):
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
-    if not rows or "tlbsim_version" not in rows[0]:
+    if not rows:
         return
-    i = rows[0].index("tlbsim_version")
+    keep = [i for i, name in enumerate(rows[0]) if name not in HOST_COLUMNS]
+    if len(keep) == len(rows[0]):
+        return
     with open(path, "w", newline="") as f:
-        csv.writer(f, lineterminator="\n").writerows(r[:i] + r[i + 1:] for r in rows)
+        csv.writer(f, lineterminator="\n").writerows([r[i] for i in keep] for r in rows)
 
 
 def record(args):
@@ -181,7 +189,7 @@ def record(args):
             with open(files[0], "w") as f:
                 f.write(f"exit {p.returncode}\n{p.stderr}")
         else:
-            drop_version_column(files[0])
+            drop_host_columns(files[0])
         return name, shlex.join(["tlbsim"] + argv), status
 
     done = 0
