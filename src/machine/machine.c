@@ -317,9 +317,7 @@ static inline uint64_t line_tag(enum line_kind kind, const struct mm *mm, uint64
 }
 
 /* One load through @cpu's caches: the latency of the level that has the line
- * (which every nearer level then holds too), or memory's.  Inlined into its
- * few callers: it runs one to three times per simulated access, and a call
- * saving and restoring six registers was a sixth of its instructions. */
+ * (which every nearer level then holds too), or memory's. */
 static uint64_t machine_cache_load(const struct machine *machine, struct cpu *cpu, uint64_t tag)
 {
 	const struct topology *topo = machine->topology;
