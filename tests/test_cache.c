@@ -1,5 +1,6 @@
 /*
- * Tests of src/machine/cache.c: hits and misses, true LRU inside a set, the stats
+ * Tests of src/machine/cache.c: hits and misses, true LRU inside a set (also
+ * against a reference list for the way counts with their own code), the stats
  * identity, that neighbouring tags spread over the sets, and refused
  * geometries.
  */
@@ -48,6 +49,49 @@ Test(cache, the_least_recently_used_way_is_the_victim)
 	cr_expect_eq(held, 2);
 	cr_expect(cache_contains(c, 18) && cache_contains(c, 19));
 	cache_free(c);
+}
+
+/* Reference true LRU for one set: @order holds its tags, most recent first. */
+static bool reference_access(uint64_t *order, unsigned ways, uint64_t tag)
+{
+	unsigned pos = ways - 1;
+	for (unsigned w = 0; w < ways; w++)
+		if (order[w] == tag)
+			pos = w;
+	bool hit = order[pos] == tag;
+	for (unsigned w = pos; w > 0; w--)
+		order[w] = order[w - 1];
+	order[0] = tag;
+	return hit;
+}
+
+Test(cache, every_way_count_is_true_lru)
+{
+	/* 4, 8 and 16 ways have their own branch-free code, 3 and 5 the
+	 * generic loop: hits at every position, misses with the set full or
+	 * not, from a pool a few tags larger than the set. */
+	static const unsigned way_counts[] = {3, 4, 5, 8, 16};
+	for (unsigned k = 0; k < sizeof(way_counts) / sizeof(way_counts[0]); k++) {
+		unsigned ways = way_counts[k];
+		struct cache *c = cache_of(1, ways);
+		uint64_t order[16] = {0};
+		uint64_t x = 12345;
+		for (unsigned i = 0; i < 5000; i++) {
+			x = x * 6364136223846793005u + 1442695040888963407u;
+			uint64_t tag = 1 + (x >> 33) % (ways + 3);
+			bool want = reference_access(order, ways, tag);
+			cr_assert_eq(cache_access(c, tag), want, "%u ways, access %u (tag %lu)", ways,
+				     i, (unsigned long)tag);
+		}
+		for (uint64_t t = 1; t <= ways + 3; t++) {
+			bool held = false;
+			for (unsigned w = 0; w < ways; w++)
+				held |= order[w] == t;
+			cr_expect_eq(cache_contains(c, t), held, "%u ways, tag %lu", ways,
+				     (unsigned long)t);
+		}
+		cache_free(c);
+	}
 }
 
 Test(cache, neighbouring_tags_spread_over_the_sets)

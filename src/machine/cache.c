@@ -66,21 +66,26 @@ static inline unsigned cache_set(const struct cache *cache, uint64_t tag)
 static inline bool set_access(uint64_t *set, uint64_t tag, unsigned ways)
 {
 	unsigned pos = ways - 1;
-	bool hit = false;
-	for (unsigned w = 0; w < ways; w++) {
-		bool match = set[w] == tag;
-		pos = match ? w : pos;
-		hit |= match;
-	}
+	for (unsigned w = 0; w < ways; w++)
+		pos = set[w] == tag ? w : pos;
+	/* GCC otherwise turns the compares and the moves below into a
+	 * branch per way (to skip stores that change nothing), and those
+	 * mispredict on nearly every hit: hide from it where pos came from. */
+	__asm__("" : "+r"(pos));
+	/* No match leaves pos on the last way, which then holds another tag. */
+	bool hit = set[pos] == tag;
+	/* Way w takes way w - 1's tag up to pos (an index, not a choice:
+	 * no branch either).  Going down, way w - 1 is still unchanged when
+	 * way w reads it. */
 	for (unsigned w = ways - 1; w > 0; w--)
-		set[w] = w <= pos ? set[w - 1] : set[w];
+		set[w] = set[w - (w <= pos)];
 	set[0] = tag;
 	return hit;
 }
 
+/* Tags are never 0 (cache.h): the hot path does not check. */
 bool cache_access(struct cache *cache, uint64_t tag)
 {
-	g_assert(tag != 0);
 	uint64_t *set = &cache->tags[(size_t)cache_set(cache, tag) * cache->ways];
 	bool hit;
 	switch (cache->ways) {

@@ -359,7 +359,8 @@ static inline bool probe_set(struct tlb *tlb, unsigned char *b, unsigned ways, u
 	tlb->stats.lookups++;
 	if (w < 0) {
 		tlb->stats.misses++;
-		*probe = (struct tlb_probe){.block = b, .tag = tag};
+		probe->block = b; /* the hit's fields stay unset: see tlb.h */
+		probe->tag = tag;
 		return false;
 	}
 	s.lru[w] = ++tlb->stamp;
