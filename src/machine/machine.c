@@ -188,6 +188,7 @@ struct machine *machine_new(const struct topology *topology, struct engine *engi
 	machine->fabric = fabric_new(engine, topology, deliver, deliver_ctx);
 	machine->nr_cpus = topology_nr_cpus(topology);
 	machine->lookahead = machine_compute_lookahead(topology);
+	machine->per_destination = true;
 	machine->frames = frame_table_new();
 	machine->cpus = g_new0(struct cpu, machine->nr_cpus);
 	machine->all_tlbs = g_new0(struct tlb *, (size_t)machine->nr_cpus * topology->nr_tlbs);

@@ -128,6 +128,11 @@ struct machine {
 	/* numaPTE: cycles a walk pays to copy a PTE page to its node
 	 * (mm_pmd_replicate()); set by the kernel's policy, 0 elsewhere. */
 	uint64_t replica_cycles;
+	/* Local target-side events allowed (see "Lookahead"); true unless the
+	 * caller turns it off.  Off with a time series, whose rows spread what a
+	 * CPU counted ahead of a boundary and so depend on how far it ran
+	 * ahead: with it off they stay those of tracked interrupts. */
+	bool per_destination;
 	/* Registered per-destination bounds; slots up to nr_bounds, reused. */
 	unsigned nr_bounds, cap_bounds;
 	struct machine_bound *bounds;
