@@ -509,6 +509,29 @@ Test(engine, lane_next_time_tracks_each_lane)
 	engine_free(engine);
 }
 
+Test(engine, local_events_count_in_their_lane_not_in_tracked_time)
+{
+	struct engine *engine = engine_new(3);
+	struct lane_probe probe = {.engine = engine};
+
+	engine_schedule_local(engine, 10, 1, probe_lanes, &probe, 0);
+	engine_schedule(engine, 40, 2, probe_lanes, &probe, 0);
+	engine_schedule_local(engine, 20, 2, probe_lanes, &probe, 0);
+	cr_assert_eq(engine_lane_next_time(engine, 1), 10);
+	cr_assert_eq(engine_lane_next_time(engine, 2), 20);
+	cr_assert_eq(engine_tracked_next_time(engine), 40, "local events are not tracked");
+	cr_assert_eq(engine_next_time(engine), 10);
+
+	cr_assert_eq(engine_run(engine, 10, ENGINE_NEVER), ENGINE_TIME_LIMIT);
+	cr_assert_eq(probe.seen[1], ENGINE_NEVER, "the local event left lane 1 when it ran");
+	cr_assert_eq(probe.seen[2], 20);
+	cr_assert_eq(engine_run(engine, 20, ENGINE_NEVER), ENGINE_TIME_LIMIT);
+	cr_assert_eq(probe.seen[2], 40, "the tracked event remains");
+	cr_assert_eq(engine_run(engine, ENGINE_NEVER, ENGINE_NEVER), ENGINE_EMPTY);
+	cr_assert_eq(engine_events_dispatched(engine), 3);
+	engine_free(engine);
+}
+
 Test(engine, schedule_last_fires_after_ordinary_ties_in_rank_order)
 {
 	struct log *log = log_new();

@@ -1147,6 +1147,33 @@ Test(machine_lookahead, horizon_bounds)
 	rig_free(r);
 }
 
+Test(machine_lookahead, local_events_bound_their_core_and_registered_bounds)
+{
+	struct rig *r = rig_new(NULL);
+	struct machine *m = r->m;
+	const struct cpu *c0 = cpu(r, 0), *c1 = cpu(r, 1), *c2 = cpu(r, 2);
+
+	/* A local event of cpu 2's lane bounds cpu 2 only. */
+	engine_schedule_local(r->engine, 5000, fabric_cpu_lane(2), no_event, NULL, 0);
+	cr_expect_eq(machine_horizon(m, c2), 5000);
+	cr_expect_eq(machine_horizon(m, c0), UINT64_MAX);
+
+	/* A bound on cpu 2's lane reaches everyone, with its extra. */
+	unsigned a = machine_bound_add(m, fabric_cpu_lane(2), 300);
+	cr_expect_eq(machine_horizon(m, c0), 5300);
+	cr_expect_eq(machine_horizon(m, c1), 5300);
+	unsigned b = machine_bound_add(m, fabric_cpu_lane(0), 7);
+	cr_expect_neq(a, b);
+	cr_expect_eq(machine_horizon(m, c1), 5300, "lane 0 is empty: no bound");
+	machine_bound_set(m, a, fabric_cpu_lane(2), 40);
+	cr_expect_eq(machine_horizon(m, c1), 5040);
+	machine_bound_remove(m, a);
+	cr_expect_eq(machine_horizon(m, c1), UINT64_MAX);
+	cr_expect_eq(machine_bound_add(m, fabric_cpu_lane(2), 1), a, "slots are reused");
+	cr_expect_eq(machine_horizon(m, c1), 5001);
+	rig_free(r);
+}
+
 /* The horizon is min(global, core lanes, tracked next + lookahead), in every order. */
 Test(machine_lookahead, horizon_is_the_minimum_of_its_terms)
 {

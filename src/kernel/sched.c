@@ -16,6 +16,7 @@
  */
 #include "sched_impl.h"
 #include "tlbsim/kernel/pti.h"
+#include "tlbsim/kernel/smp.h"
 #include "tlbsim/kernel/tlbflush.h"
 #include "tlbsim/kernel/tracepoint.h"
 
@@ -212,6 +213,8 @@ static void arm_slice(struct rq *rq, uint64_t now)
 static void try_preempt(struct rq *rq, uint64_t now)
 {
 	rq->need_resched = true;
+	if (rq->in_irq)
+		smp_irq_taint(rq->sched->k, rq->cpu);
 	if (rq->in_irq || !rq->curr || !rq->resume_pending || rq->resume_work == WORK_KERNEL ||
 	    rq->resume_action != ACTION_RUN)
 		return;
@@ -410,6 +413,7 @@ static void sched_request(struct kernel *k, struct cpu *cpu, uint64_t time, enum
 		/* Only the running task asks for quiet work, never from inside an
 		 * interrupt, so a deferred resume never needs revoking. */
 		g_assert(work != WORK_USER_QUIET);
+		smp_irq_taint(k, cpu);
 		rq->irq_deferred = true;
 		rq->irq_deferred_at = time;
 		rq->irq_deferred_work = work;
@@ -467,14 +471,19 @@ void sched_revoke_quiet(struct kernel *k)
 			rq_resume(rq, rq->resume_at, WORK_USER, rq->resume_action);
 		/* A resume an interrupt holds back comes back as it was saved:
 		 * it must not come back quiet either. */
-		if (rq->irq_saved_work == WORK_USER_QUIET)
+		if (rq->irq_saved_work == WORK_USER_QUIET) {
 			rq->irq_saved_work = WORK_USER;
+			if (rq->in_irq)
+				smp_irq_taint(k, rq->cpu);
+		}
 	}
 }
 
 static void rq_activated(struct rq *rq, uint64_t now)
 {
 	struct sched *s = rq->sched;
+	if (rq->in_irq)
+		smp_irq_taint(s->k, rq->cpu);
 	if (!rq->curr) {
 		if (rq->in_irq)
 			rq->switch_pending = true;
@@ -600,6 +609,14 @@ bool sched_irq_from_user(const struct kernel *k, const struct cpu *cpu)
 {
 	const struct rq *rq = cpu_rq(k, cpu);
 	return rq->in_irq && rq->irq_saved && rq->irq_saved_work != WORK_KERNEL;
+}
+
+bool sched_irq_quiet(const struct kernel *k, const struct cpu *cpu)
+{
+	const struct rq *rq = cpu_rq(k, cpu);
+	return rq->in_irq && rq->curr && rq->irq_saved && rq->irq_saved_work == WORK_USER_QUIET &&
+	       rq->irq_saved_action == ACTION_RUN && !rq->irq_deferred && !rq->switch_pending &&
+	       !rq->need_resched;
 }
 
 void sched_irq_exit(struct kernel *k, struct cpu *cpu, uint64_t time)

@@ -78,8 +78,10 @@ void shootdown_ipis(struct kernel *k, struct cpu *cpu, const unsigned *targets, 
 	}
 	if (wait) {
 		struct kcont acked = {.fn = ipis_acknowledged, .ctx = info};
-		smp_call_function_many(k, cpu, targets, nr, shootdown_remote_flush, info, now,
-				       acked);
+		/* flush_tlb_func() changes only the target's TLBs, tlbflush
+		 * state, counters and trace: a local call (smp.h). */
+		smp_call_function_many_ack(k, cpu, targets, nr, shootdown_remote_flush, info, now,
+					   acked, SMP_ACK_AFTER_LOCAL);
 		return;
 	}
 	struct kcont done = info->done;

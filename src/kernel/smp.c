@@ -22,12 +22,28 @@
 #include "tlbsim/kernel/tracepoint.h"
 
 /*
- * The caller's wait for every acknowledgement.  Every event on the way to its
- * completion is tracked (the interrupt's arrival, the handler's entry and
- * exit, the caller's continuation), so no other core runs ahead of what the
- * completion leads to: a handler may take this request while it runs for
- * another caller's interrupt, long before ours arrives, and the task a handler
- * interrupted resumes only after it.  See machine.h, "Lookahead".
+ * Per-destination lookahead (machine.h, "Lookahead").  The target side of a
+ * call (the interrupt's arrival, the handler's entry, body and exit, an
+ * irqs-on retry) is made of local events of the target's lane: they bound its
+ * own core's run-ahead, not the others'.  What they can change elsewhere is
+ * bounded instead:
+ * - the acknowledgements, through the caller's continuation, which runs in
+ *   the acknowledging handler's event but at the completion time, no sooner
+ *   than the highest outstanding slot's unlock plus its line transfer back
+ *   (smp_wait_done_at()): an SMP_ACK_AFTER_LOCAL call registers the bound
+ *   (that target's lane, that transfer) while it waits;
+ * - anything else the handler leads to: nothing, while the CPU is clean.  A
+ *   clean CPU's queue holds only SMP_ACK_AFTER_LOCAL requests, whose
+ *   functions change only its own state (and its SMT siblings' shared TLBs,
+ *   whose core lanes hold these events anyway), and its interrupt only
+ *   delays quiet work (sched_irq_quiet()).  Anything else taints the CPU
+ *   (smp_taint(): another kind of request queued, an interrupt taken over
+ *   other work, the scheduler changing its state inside the interrupt), and
+ *   a tainted CPU registers the bound (its lane, the lookahead), which is
+ *   what tracked events would give, until its last handler pass ends.
+ * Times only move later (a held interrupt, a handler taking another caller's
+ * request early moves an ack earlier but never before the lane's next event),
+ * so the bounds stay lower bounds.
  */
 struct call_wait {
 	unsigned caller;
@@ -35,6 +51,9 @@ struct call_wait {
 	unsigned pending;
 	uint64_t sent_at; /* the last ICR write: the spin starts there */
 	bool ack_on_entry; /* each target unlocks its csd before running it */
+	bool local;        /* SMP_ACK_AFTER_LOCAL: @bound is registered */
+	unsigned hi;       /* the highest slot not yet acknowledged (if @local) */
+	unsigned bound;    /* machine_bound_add() handle */
 	struct kcont done;
 	uint64_t *unlocked_at; /* per target slot; UINT64_MAX until acknowledged */
 	unsigned *targets; /* a copy: the caller's array may not outlive the call */
@@ -47,6 +66,7 @@ struct csd {
 	unsigned slot; /* index of the target in the caller's list */
 	struct call_wait *wait; /* NULL: a local interrupt's work (smp_local_irq()) */
 	bool microcode;         /* an Intel RAR action: no handler, no entry or exit */
+	bool local;             /* of an SMP_ACK_AFTER_LOCAL call */
 };
 
 struct smp_cpu {
@@ -61,6 +81,8 @@ struct smp_cpu {
 	/* The latest section with interrupts off (smp_irqs_off()): interrupts
 	 * that arrive in [irqs_off_from, irqs_off_until) wait for its end. */
 	uint64_t irqs_off_from, irqs_off_until;
+	bool tainted;          /* see "Per-destination lookahead" */
+	unsigned taint_bound;  /* machine_bound_add() handle while tainted */
 };
 
 struct smp {
@@ -96,6 +118,47 @@ void smp_free(struct smp *smp)
 static void smp_handler_body(void *target, uint64_t cpu_id);
 static void smp_handler_exit(void *target, uint64_t cpu_id);
 
+/* From now until its last handler pass ends, @cpu_id's target-side events
+ * bound every core as tracked events would. */
+static void smp_taint(struct smp *smp, unsigned cpu_id)
+{
+	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	if (sc->tainted)
+		return;
+	sc->tainted = true;
+	sc->taint_bound = machine_bound_add(smp->k->machine, fabric_cpu_lane(cpu_id),
+					    smp->k->machine->lookahead);
+}
+
+void smp_irq_taint(struct kernel *k, const struct cpu *cpu)
+{
+	smp_taint(k->smp, cpu->id);
+}
+
+/* A handler pass is over and nothing but clean requests is queued. */
+static void smp_untaint(struct smp *smp, unsigned cpu_id)
+{
+	struct smp_cpu *sc = &smp->cpus[cpu_id];
+	if (!sc->tainted)
+		return;
+	for (const GList *l = sc->queue.head; l; l = l->next)
+		if (!((const struct csd *)l->data)->local)
+			return;
+	sc->tainted = false;
+	machine_bound_remove(smp->k->machine, sc->taint_bound);
+}
+
+/* A target-side event of @cpu_id: local to its lane (see above), or tracked
+ * if the machine wants no local events. */
+static void smp_schedule(struct smp *smp, uint64_t time, unsigned cpu_id, engine_fn fn)
+{
+	if (smp->k->machine->per_destination)
+		engine_schedule_local(smp->k->engine, time, fabric_cpu_lane(cpu_id), fn, smp,
+				      cpu_id);
+	else
+		engine_schedule(smp->k->engine, time, fabric_cpu_lane(cpu_id), fn, smp, cpu_id);
+}
+
 static void smp_wait_free(struct kernel *k, struct call_wait *wait)
 {
 	kernel_release(k, wait->unlocked_at);
@@ -125,11 +188,12 @@ static void smp_start_handler(struct smp *smp, unsigned cpu_id, uint64_t now)
 	sc->pass_uncharged = smp_queue_local_only(sc);
 	trace_irq_enter(k, cpu_id, now);
 	sched_irq_enter(k, &k->machine->cpus[cpu_id], now);
+	if (!sched_irq_quiet(k, &k->machine->cpus[cpu_id]))
+		smp_taint(smp, cpu_id); /* the work it interrupts may reach other cores */
 	sc->from_user = sched_irq_from_user(k, &k->machine->cpus[cpu_id]);
 	uint64_t entry = sc->pass_uncharged ? 0 : k->machine->topology->costs.irq_entry;
 	entry += sc->pass_uncharged || !sc->from_user ? 0 : pti_enter_kernel(k);
-	engine_schedule(k->engine, now + entry, fabric_cpu_lane(cpu_id), smp_handler_body, smp,
-			cpu_id);
+	smp_schedule(smp, now + entry, cpu_id, smp_handler_body);
 }
 
 /*
@@ -144,8 +208,7 @@ static void smp_irqs_on(void *target, uint64_t cpu_id)
 	struct smp_cpu *sc = &smp->cpus[cpu_id];
 	uint64_t now = engine_now(k->engine);
 	if (now < sc->irqs_off_until && now >= sc->irqs_off_from) {
-		engine_schedule(k->engine, sc->irqs_off_until, fabric_cpu_lane((unsigned)cpu_id),
-				smp_irqs_on, smp, cpu_id);
+		smp_schedule(smp, sc->irqs_off_until, (unsigned)cpu_id, smp_irqs_on);
 		return;
 	}
 	/* No handler started meanwhile: an IPI that arrived found irq_deferred. */
@@ -166,7 +229,6 @@ void smp_irqs_off(struct kernel *k, const struct cpu *cpu, uint64_t from, uint64
  * with interrupts off too (IGNORE_IF). */
 static void smp_interrupt(struct smp *smp, unsigned cpu_id, uint64_t now, bool rar)
 {
-	struct kernel *k = smp->k;
 	struct smp_cpu *sc = &smp->cpus[cpu_id];
 	if (sc->in_handler) {
 		sc->irq_pending = true;
@@ -176,8 +238,7 @@ static void smp_interrupt(struct smp *smp, unsigned cpu_id, uint64_t now, bool r
 		return;
 	if (!rar && now >= sc->irqs_off_from && now < sc->irqs_off_until) {
 		sc->irq_deferred = true;
-		engine_schedule(k->engine, sc->irqs_off_until, fabric_cpu_lane(cpu_id), smp_irqs_on,
-				smp, cpu_id);
+		smp_schedule(smp, sc->irqs_off_until, cpu_id, smp_irqs_on);
 		return;
 	}
 	smp_start_handler(smp, cpu_id, now);
@@ -197,6 +258,7 @@ void smp_local_irq(struct kernel *k, struct cpu *cpu, smp_call_fn fn, void *info
 	struct smp *smp = k->smp;
 	struct csd *csd = kernel_alloc(k, sizeof(*csd));
 	*csd = (struct csd){.fn = fn, .info = info, .caller = cpu->id};
+	smp_taint(smp, cpu->id);
 	g_queue_push_tail(&smp->cpus[cpu->id].queue, csd);
 	smp_interrupt(smp, cpu->id, engine_now(k->engine), false);
 }
@@ -218,6 +280,15 @@ static void smp_ack(struct kernel *k, struct csd *csd, unsigned cpu_id, uint64_t
 	g_assert(wait->pending > 0 && wait->unlocked_at[csd->slot] == UINT64_MAX);
 	wait->unlocked_at[csd->slot] = at;
 	bool last = --wait->pending == 0;
+	if (wait->local && last) {
+		machine_bound_remove(k->machine, wait->bound);
+	} else if (wait->local && csd->slot == wait->hi) {
+		while (wait->unlocked_at[wait->hi] != UINT64_MAX)
+			wait->hi--;
+		unsigned x = wait->targets[wait->hi];
+		machine_bound_set(k->machine, wait->bound, fabric_cpu_lane(x),
+				  fabric_line_transfer(k->machine->fabric, x, wait->caller));
+	}
 	/* The caller sees an unlock a line transfer later at the earliest; the
 	 * last one it sees when its loop is done. */
 	uint64_t seen = last ? smp_wait_done_at(k, wait)
@@ -258,8 +329,7 @@ static void smp_handler_body(void *target, uint64_t cpu_id)
 	uint64_t exit = sc->pass_uncharged ? 0 : k->machine->topology->costs.irq_exit;
 	/* Flushes the handler left pending are done on the way out. */
 	exit += pti_return_to_user(k, cpu, sc->from_user && !sc->pass_uncharged);
-	engine_schedule(k->engine, t + exit,
-			fabric_cpu_lane((unsigned)cpu_id), smp_handler_exit, smp, cpu_id);
+	smp_schedule(smp, t + exit, (unsigned)cpu_id, smp_handler_exit);
 }
 
 static void smp_handler_exit(void *target, uint64_t cpu_id)
@@ -274,14 +344,16 @@ static void smp_handler_exit(void *target, uint64_t cpu_id)
 		sc->irq_pending = false;
 		sc->pass_uncharged = smp_queue_local_only(sc);
 		uint64_t entry = sc->pass_uncharged ? 0 : k->machine->topology->costs.irq_entry;
-		engine_schedule(k->engine, now + entry,
-				fabric_cpu_lane((unsigned)cpu_id), smp_handler_body, smp, cpu_id);
+		smp_schedule(smp, now + entry, (unsigned)cpu_id, smp_handler_body);
 		return;
 	}
 	sc->in_handler = false;
 	cpu->counters.irq_cycles += now - sc->handler_start;
 	trace_irq_exit(k, (unsigned)cpu_id, now);
+	/* Clean: the exit leaves only a quiet resume (see above). */
+	g_assert(sc->tainted || sched_irq_quiet(k, cpu));
 	sched_irq_exit(k, cpu, now);
+	smp_untaint(smp, (unsigned)cpu_id);
 }
 
 uint64_t smp_call_function_many(struct kernel *k, struct cpu *self, const unsigned *targets,
@@ -308,6 +380,7 @@ uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const un
 	wait->nr_targets = wait->pending = nr_targets;
 	wait->done = done;
 	wait->ack_on_entry = kind == SMP_ACK_ON_ENTRY;
+	wait->local = kind == SMP_ACK_AFTER_LOCAL && k->machine->per_destination;
 	bool rar = kind == SMP_RAR;
 	wait->targets = kernel_alloc(k, nr_targets * sizeof(*wait->targets));
 	memcpy(wait->targets, targets, nr_targets * sizeof(*targets));
@@ -322,8 +395,10 @@ uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const un
 		struct csd *csd = kernel_alloc(k, sizeof(*csd));
 		*csd = (struct csd){
 			.fn = fn, .info = info, .caller = self->id, .slot = i, .wait = wait,
-			.microcode = rar,
+			.microcode = rar, .local = wait->local,
 		};
+		if (!wait->local)
+			smp_taint(smp, target);
 		/* csd_lock + llist_add onto the target's queue head. */
 		t = fabric_line_rmw(k->machine->fabric, &smp->cpus[target].queue_line, self->id, t);
 		g_queue_push_tail(&smp->cpus[target].queue, csd);
@@ -334,9 +409,19 @@ uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const un
 			t += costs->ipi_send;
 		trace_ipi_send(k, self->id, targets[i], i, t);
 		self->counters.ipis_sent += !rar;
-		fabric_send_signal(k->machine->fabric, self->id, targets[i], t,
-				   rar ? SMP_SIGNAL_RAR : SMP_SIGNAL_IPI);
+		if (wait->local)
+			fabric_send_signal_local(k->machine->fabric, self->id, targets[i], t,
+						 SMP_SIGNAL_IPI);
+		else
+			fabric_send_signal(k->machine->fabric, self->id, targets[i], t,
+					   rar ? SMP_SIGNAL_RAR : SMP_SIGNAL_IPI);
 	}
 	wait->sent_at = t;
+	if (wait->local) {
+		unsigned x = targets[nr_targets - 1];
+		wait->hi = nr_targets - 1;
+		wait->bound = machine_bound_add(k->machine, fabric_cpu_lane(x),
+						fabric_line_transfer(k->machine->fabric, x, self->id));
+	}
 	return t;
 }

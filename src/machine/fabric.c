@@ -58,17 +58,34 @@ uint64_t fabric_send_ipi(struct fabric *fabric, unsigned from, unsigned to, uint
 	return fabric_send_signal(fabric, from, to, when, 0);
 }
 
-uint64_t fabric_send_signal(struct fabric *fabric, unsigned from, unsigned to, uint64_t when,
-			    unsigned kind)
+static uint64_t fabric_send(struct fabric *fabric, unsigned from, unsigned to, uint64_t when,
+			    unsigned kind, bool local)
 {
 	g_assert(from != to);
 	uint64_t arrival = when + fabric_ipi_latency(fabric, from, to);
+	uint64_t arg = (uint64_t)kind << 32 | to;
+	if (local)
+		engine_schedule_local(fabric->engine, arrival, fabric_cpu_lane(to), fabric_arrive,
+				      fabric, arg);
+	else
+		engine_schedule(fabric->engine, arrival, fabric_cpu_lane(to), fabric_arrive, fabric,
+				arg);
+	return arrival;
+}
+
+uint64_t fabric_send_signal(struct fabric *fabric, unsigned from, unsigned to, uint64_t when,
+			    unsigned kind)
+{
 	/* Tracked: the target's handler may answer other senders' requests
 	 * too, and the task it interrupts resumes after it, so the arrival
 	 * bounds the other cores' run-ahead (smp.c). */
-	engine_schedule(fabric->engine, arrival, fabric_cpu_lane(to), fabric_arrive, fabric,
-			(uint64_t)kind << 32 | to);
-	return arrival;
+	return fabric_send(fabric, from, to, when, kind, false);
+}
+
+uint64_t fabric_send_signal_local(struct fabric *fabric, unsigned from, unsigned to,
+				  uint64_t when, unsigned kind)
+{
+	return fabric_send(fabric, from, to, when, kind, true);
 }
 
 uint64_t fabric_line_transfer(const struct fabric *fabric, unsigned from, unsigned to)

@@ -84,7 +84,46 @@ uint64_t machine_horizon(const struct machine *machine, const struct cpu *cpu)
 	horizon = MIN(horizon, engine_lane_next_time(engine, LANE_GLOBAL));
 	for (unsigned i = 0; i < cpu->nr_core_cpus; i++)
 		horizon = MIN(horizon, engine_lane_next_time(engine, fabric_cpu_lane(cpu->core_cpus[i])));
+	for (unsigned i = 0; i < machine->nr_bounds; i++) {
+		const struct machine_bound *b = &machine->bounds[i];
+		if (!b->used)
+			continue;
+		uint64_t at = engine_lane_next_time(engine, b->lane);
+		horizon = MIN(horizon, at > UINT64_MAX - b->extra ? UINT64_MAX : at + b->extra);
+	}
 	return horizon;
+}
+
+unsigned machine_bound_add(struct machine *machine, unsigned lane, uint64_t extra)
+{
+	unsigned id = 0;
+	while (id < machine->nr_bounds && machine->bounds[id].used)
+		id++;
+	if (id == machine->nr_bounds) {
+		if (machine->nr_bounds == machine->cap_bounds) {
+			machine->cap_bounds = machine->cap_bounds ? 2 * machine->cap_bounds : 8;
+			machine->bounds =
+			    g_renew(struct machine_bound, machine->bounds, machine->cap_bounds);
+		}
+		machine->nr_bounds++;
+	}
+	machine->bounds[id] = (struct machine_bound){.lane = lane, .extra = extra, .used = true};
+	return id;
+}
+
+void machine_bound_set(struct machine *machine, unsigned id, unsigned lane, uint64_t extra)
+{
+	g_assert(id < machine->nr_bounds && machine->bounds[id].used);
+	machine->bounds[id].lane = lane;
+	machine->bounds[id].extra = extra;
+}
+
+void machine_bound_remove(struct machine *machine, unsigned id)
+{
+	g_assert(id < machine->nr_bounds && machine->bounds[id].used);
+	machine->bounds[id].used = false;
+	while (machine->nr_bounds > 0 && !machine->bounds[machine->nr_bounds - 1].used)
+		machine->nr_bounds--;
 }
 
 static void machine_add_scope(struct cpu *cpu, struct tlb *tlb)
@@ -149,6 +188,7 @@ struct machine *machine_new(const struct topology *topology, struct engine *engi
 	machine->fabric = fabric_new(engine, topology, deliver, deliver_ctx);
 	machine->nr_cpus = topology_nr_cpus(topology);
 	machine->lookahead = machine_compute_lookahead(topology);
+	machine->per_destination = true;
 	machine->frames = frame_table_new();
 	machine->cpus = g_new0(struct cpu, machine->nr_cpus);
 	machine->all_tlbs = g_new0(struct tlb *, (size_t)machine->nr_cpus * topology->nr_tlbs);
@@ -216,6 +256,7 @@ void machine_free(struct machine *machine)
 		g_free(machine->cpus[c].core_cpus);
 	}
 	g_free(machine->all_tlbs);
+	g_free(machine->bounds);
 	g_free(machine->walker_free);
 	g_free(machine->cpus);
 	fabric_free(machine->fabric);

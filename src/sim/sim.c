@@ -160,6 +160,8 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 	struct engine *engine = engine_new(NR_LANES(topology_nr_cpus(input->topology)));
 	struct machine *machine = machine_new(input->topology, engine, smp_deliver_ipi, &k);
 	kernel_boot(&k, input->policy, engine, machine);
+	/* The rows depend on how far CPUs run ahead (machine.h). */
+	machine->per_destination = !input->timeseries_interval_ns;
 	if (input->timeseries_interval_ns)
 		series = timeseries_new(input->topology, machine->nr_cpus,
 					input->timeseries_interval_ns, input->timeseries_key_header,

@@ -42,6 +42,13 @@ uint64_t engine_now(const struct engine *engine);
 void engine_schedule(struct engine *engine, uint64_t time, unsigned lane, engine_fn fn,
 		     void *target, uint64_t arg);
 /*
+ * Like engine_schedule(), but the event is local to @lane (not ENGINE_LANE_NONE):
+ * engine_lane_next_time() counts it, engine_tracked_next_time() does not.
+ * For events whose effects on other lanes the model bounds another way.
+ */
+void engine_schedule_local(struct engine *engine, uint64_t time, unsigned lane, engine_fn fn,
+			   void *target, uint64_t arg);
+/*
  * Like engine_schedule(), but the event fires after every ordinary event of
  * the same time, whenever they were scheduled, and among such events in order
  * of @rank (then FIFO).  For events whose tie order must not depend on when
@@ -52,8 +59,9 @@ void engine_schedule_last(struct engine *engine, uint64_t time, unsigned lane, u
 
 /* Time of the earliest pending event, ENGINE_NEVER when none is pending. */
 uint64_t engine_next_time(const struct engine *engine);
-/* The same for the events of one lane, and for the events of every lane
- * (the tracked ones: ENGINE_LANE_NONE events excluded). */
+/* The same for the events of one lane (local ones included), and for the
+ * events of every lane (the tracked ones: ENGINE_LANE_NONE and local events
+ * excluded). */
 uint64_t engine_lane_next_time(const struct engine *engine, unsigned lane);
 uint64_t engine_tracked_next_time(const struct engine *engine);
 size_t engine_pending(const struct engine *engine);

@@ -90,6 +90,12 @@ void sched_irq_enter(struct kernel *k, struct cpu *cpu, uint64_t time);
 void sched_irq_exit(struct kernel *k, struct cpu *cpu, uint64_t time);
 /* In an interrupt on @cpu that arrived while it ran user code. */
 bool sched_irq_from_user(const struct kernel *k, const struct cpu *cpu);
+/*
+ * In an interrupt on @cpu, and sched_irq_exit() would now leave nothing but
+ * a quiet resume of the interrupted task: the interrupt only delays quiet
+ * work.  Any change of that while in the interrupt calls smp_irq_taint().
+ */
+bool sched_irq_quiet(const struct kernel *k, const struct cpu *cpu);
 
 struct task *sched_current(const struct kernel *k, const struct cpu *cpu);
 /*

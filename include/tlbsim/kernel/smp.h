@@ -48,6 +48,11 @@ uint64_t smp_call_function_many(struct kernel *k, struct cpu *self, const unsign
 
 enum smp_call_kind {
 	SMP_ACK_AFTER,    /* an IPI; the target unlocks its csd after @fn (Linux) */
+	SMP_ACK_AFTER_LOCAL, /* the same, for an @fn that changes only the target's
+			      * own state (its TLBs, its tlbflush state, its
+			      * counters, its trace): the target side then bounds
+			      * other cores' run-ahead only through the caller's
+			      * wait (smp.c, "Per-destination lookahead") */
 	SMP_ACK_ON_ENTRY, /* an IPI; the csd is unlocked when the handler takes it,
 			   * before @fn (the early acknowledgement of Nadav Amit's
 			   * 2019 RFC): @info must outlive @done, until every @fn */
@@ -70,5 +75,12 @@ uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const un
  * handler pass with IPIs queued meanwhile.
  */
 void smp_local_irq(struct kernel *k, struct cpu *cpu, smp_call_fn fn, void *info);
+
+/*
+ * The scheduler changed @cpu's state while it is in an interrupt: its handler
+ * may now leave work that reaches other cores, so its handler's events bound
+ * them again (smp.c, "Per-destination lookahead").
+ */
+void smp_irq_taint(struct kernel *k, const struct cpu *cpu);
 
 #endif

@@ -58,6 +58,11 @@ uint64_t fabric_send_ipi(struct fabric *fabric, unsigned from, unsigned to, uint
  * business: an IPI, an Intel RAR signal), handed to the deliver callback. */
 uint64_t fabric_send_signal(struct fabric *fabric, unsigned from, unsigned to, uint64_t when,
 			    unsigned kind);
+/* The same, with the arrival a local event of the target's lane
+ * (engine_schedule_local()): for a sender that bounds its effects on other
+ * cores itself (machine.h, "Lookahead"). */
+uint64_t fabric_send_signal_local(struct fabric *fabric, unsigned from, unsigned to,
+				  uint64_t when, unsigned kind);
 
 /* Cycles to pull a line last written by @from into @to's cache for an RMW. */
 uint64_t fabric_line_transfer(const struct fabric *fabric, unsigned from, unsigned to);

@@ -89,7 +89,23 @@ struct stale_report {
  * cross-core effect is therefore an event at least that far ahead, and a CPU
  * may run its own memory accesses ahead up to machine_horizon() without
  * changing any result: see interp.c.
+ *
+ * Per-destination bounds.  Some events need not bound every core: a lane's
+ * local events (engine_schedule_local()) bound only the CPUs of their own
+ * core.  The layer that schedules them registers instead, with
+ * machine_bound_add(), a bound (lane L, extra d): no other core sees an
+ * effect of them before engine_lane_next_time(L) + d.  The kernel does so for
+ * the target side of an IPI flush (kernel/smp.c, "Per-destination
+ * lookahead"): an interrupt at CPU X reaches CPU Y only through the caller's
+ * continuation after the last acknowledgement, which cannot come before the
+ * last outstanding target's next event plus the line transfer back.
  */
+struct machine_bound {
+	unsigned lane;
+	uint64_t extra;
+	bool used;
+};
+
 struct machine {
 	const struct topology *topology;
 	uint64_t lookahead;
@@ -112,6 +128,14 @@ struct machine {
 	/* numaPTE: cycles a walk pays to copy a PTE page to its node
 	 * (mm_pmd_replicate()); set by the kernel's policy, 0 elsewhere. */
 	uint64_t replica_cycles;
+	/* Local target-side events allowed (see "Lookahead"); true unless the
+	 * caller turns it off.  Off with a time series, whose rows spread what a
+	 * CPU counted ahead of a boundary and so depend on how far it ran
+	 * ahead: with it off they stay those of tracked interrupts. */
+	bool per_destination;
+	/* Registered per-destination bounds; slots up to nr_bounds, reused. */
+	unsigned nr_bounds, cap_bounds;
+	struct machine_bound *bounds;
 	unsigned nr_stale_reports; /* recorded, at most MACHINE_STALE_REPORTS */
 	struct stale_report stale[MACHINE_STALE_REPORTS];
 };
@@ -227,10 +251,17 @@ static inline unsigned cpu_lane(const struct cpu *cpu)
 
 /*
  * The latest local time up to which @cpu may run accesses ahead: before the
- * next event of its own core's CPUs or of the global lane, and before the next
- * event anywhere plus the lookahead.
+ * next event of its own core's CPUs or of the global lane, before the next
+ * tracked event anywhere plus the lookahead, and before every registered
+ * bound (see "Lookahead").
  */
 uint64_t machine_horizon(const struct machine *machine, const struct cpu *cpu);
+
+/* Register a bound (@lane, @extra); returns its handle. */
+unsigned machine_bound_add(struct machine *machine, unsigned lane, uint64_t extra);
+/* Change bound @id (still registered). */
+void machine_bound_set(struct machine *machine, unsigned id, unsigned lane, uint64_t extra);
+void machine_bound_remove(struct machine *machine, unsigned id);
 
 /* Valid entries in the structures @cpu can use (shared ones counted whole). */
 unsigned machine_tlb_occupancy(const struct machine *machine, const struct cpu *cpu);
