@@ -57,10 +57,14 @@ Test(e2e_timelines, trace_and_timeseries_written_and_csv_unchanged)
 		   "run.json", "--timeseries", "series.csv", "--interval", "100000", NULL);
 	expect_status(&r, 0);
 	table_parse(&traced, r.out);
-	/* Every column, events included: observing changes nothing. */
+	/* Every column but events: observing changes no figure.  A time series
+	 * keeps interrupts tracked events (machine.h, per_destination), so the
+	 * engine dispatches more. */
 	for (unsigned i = 0; i < plain.nr_fields; i++)
-		cr_expect_str_eq(table_get(&traced, 0, plain.header[i]),
-				 table_get(&plain, 0, plain.header[i]), "column %s", plain.header[i]);
+		if (strcmp(plain.header[i], "events") != 0)
+			cr_expect_str_eq(table_get(&traced, 0, plain.header[i]),
+					 table_get(&plain, 0, plain.header[i]), "column %s",
+					 plain.header[i]);
 	expect_tmp_listing("run.json series.csv");
 	cJSON *json = read_trace("run.json");
 	cr_expect(cJSON_IsFalse(other_data(json, "truncated")));

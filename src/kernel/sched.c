@@ -214,7 +214,7 @@ static void try_preempt(struct rq *rq, uint64_t now)
 {
 	rq->need_resched = true;
 	if (rq->in_irq)
-		smp_irq_taint(rq->sched->k, rq->cpu);
+		machine_cpu_taint(rq->sched->k->machine, rq->cpu);
 	if (rq->in_irq || !rq->curr || !rq->resume_pending || rq->resume_work == WORK_KERNEL ||
 	    rq->resume_action != ACTION_RUN)
 		return;
@@ -413,7 +413,7 @@ static void sched_request(struct kernel *k, struct cpu *cpu, uint64_t time, enum
 		/* Only the running task asks for quiet work, never from inside an
 		 * interrupt, so a deferred resume never needs revoking. */
 		g_assert(work != WORK_USER_QUIET);
-		smp_irq_taint(k, cpu);
+		machine_cpu_taint(k->machine, cpu);
 		rq->irq_deferred = true;
 		rq->irq_deferred_at = time;
 		rq->irq_deferred_work = work;
@@ -474,7 +474,7 @@ void sched_revoke_quiet(struct kernel *k)
 		if (rq->irq_saved_work == WORK_USER_QUIET) {
 			rq->irq_saved_work = WORK_USER;
 			if (rq->in_irq)
-				smp_irq_taint(k, rq->cpu);
+				machine_cpu_taint(k->machine, rq->cpu);
 		}
 	}
 }
@@ -483,7 +483,7 @@ static void rq_activated(struct rq *rq, uint64_t now)
 {
 	struct sched *s = rq->sched;
 	if (rq->in_irq)
-		smp_irq_taint(s->k, rq->cpu);
+		machine_cpu_taint(s->k->machine, rq->cpu);
 	if (!rq->curr) {
 		if (rq->in_irq)
 			rq->switch_pending = true;

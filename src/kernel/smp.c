@@ -81,8 +81,6 @@ struct smp_cpu {
 	/* The latest section with interrupts off (smp_irqs_off()): interrupts
 	 * that arrive in [irqs_off_from, irqs_off_until) wait for its end. */
 	uint64_t irqs_off_from, irqs_off_until;
-	bool tainted;          /* see "Per-destination lookahead" */
-	unsigned taint_bound;  /* machine_bound_add() handle while tainted */
 };
 
 struct smp {
@@ -122,30 +120,17 @@ static void smp_handler_exit(void *target, uint64_t cpu_id);
  * bound every core as tracked events would. */
 static void smp_taint(struct smp *smp, unsigned cpu_id)
 {
-	struct smp_cpu *sc = &smp->cpus[cpu_id];
-	if (sc->tainted)
-		return;
-	sc->tainted = true;
-	sc->taint_bound = machine_bound_add(smp->k->machine, fabric_cpu_lane(cpu_id),
-					    smp->k->machine->lookahead);
-}
-
-void smp_irq_taint(struct kernel *k, const struct cpu *cpu)
-{
-	smp_taint(k->smp, cpu->id);
+	machine_cpu_taint(smp->k->machine, &smp->k->machine->cpus[cpu_id]);
 }
 
 /* A handler pass is over and nothing but clean requests is queued. */
 static void smp_untaint(struct smp *smp, unsigned cpu_id)
 {
 	struct smp_cpu *sc = &smp->cpus[cpu_id];
-	if (!sc->tainted)
-		return;
 	for (const GList *l = sc->queue.head; l; l = l->next)
 		if (!((const struct csd *)l->data)->local)
 			return;
-	sc->tainted = false;
-	machine_bound_remove(smp->k->machine, sc->taint_bound);
+	machine_cpu_untaint(smp->k->machine, &smp->k->machine->cpus[cpu_id]);
 }
 
 /* A target-side event of @cpu_id: local to its lane (see above), or tracked
@@ -351,7 +336,7 @@ static void smp_handler_exit(void *target, uint64_t cpu_id)
 	cpu->counters.irq_cycles += now - sc->handler_start;
 	trace_irq_exit(k, (unsigned)cpu_id, now);
 	/* Clean: the exit leaves only a quiet resume (see above). */
-	g_assert(sc->tainted || sched_irq_quiet(k, cpu));
+	g_assert(cpu->tainted || sched_irq_quiet(k, cpu));
 	sched_irq_exit(k, cpu, now);
 	smp_untaint(smp, (unsigned)cpu_id);
 }

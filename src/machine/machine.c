@@ -126,6 +126,22 @@ void machine_bound_remove(struct machine *machine, unsigned id)
 		machine->nr_bounds--;
 }
 
+void machine_cpu_taint(struct machine *machine, struct cpu *cpu)
+{
+	if (cpu->tainted)
+		return;
+	cpu->tainted = true;
+	cpu->taint_bound = machine_bound_add(machine, fabric_cpu_lane(cpu->id), machine->lookahead);
+}
+
+void machine_cpu_untaint(struct machine *machine, struct cpu *cpu)
+{
+	if (!cpu->tainted)
+		return;
+	cpu->tainted = false;
+	machine_bound_remove(machine, cpu->taint_bound);
+}
+
 static void machine_add_scope(struct cpu *cpu, struct tlb *tlb)
 {
 	for (unsigned i = 0; i < cpu->nr_flush_scope; i++)

@@ -93,7 +93,9 @@ bool sched_irq_from_user(const struct kernel *k, const struct cpu *cpu);
 /*
  * In an interrupt on @cpu, and sched_irq_exit() would now leave nothing but
  * a quiet resume of the interrupted task: the interrupt only delays quiet
- * work.  Any change of that while in the interrupt calls smp_irq_taint().
+ * work.  Any change of that while in the interrupt taints the CPU
+ * (machine_cpu_taint()): its handler may now leave work that reaches other
+ * cores.
  */
 bool sched_irq_quiet(const struct kernel *k, const struct cpu *cpu);
 

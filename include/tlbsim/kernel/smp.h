@@ -76,11 +76,5 @@ uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const un
  */
 void smp_local_irq(struct kernel *k, struct cpu *cpu, smp_call_fn fn, void *info);
 
-/*
- * The scheduler changed @cpu's state while it is in an interrupt: its handler
- * may now leave work that reaches other cores, so its handler's events bound
- * them again (smp.c, "Per-destination lookahead").
- */
-void smp_irq_taint(struct kernel *k, const struct cpu *cpu);
 
 #endif

@@ -69,6 +69,10 @@ struct cpu {
 	 * siblings: topology page_walkers entries). */
 	uint64_t *walker_free;
 
+	/* Its local events bound every core (machine_cpu_taint()). */
+	bool tainted;
+	unsigned taint_bound; /* machine_bound_add() handle while tainted */
+
 	struct counters counters;
 };
 
@@ -262,6 +266,15 @@ unsigned machine_bound_add(struct machine *machine, unsigned lane, uint64_t extr
 /* Change bound @id (still registered). */
 void machine_bound_set(struct machine *machine, unsigned id, unsigned lane, uint64_t extra);
 void machine_bound_remove(struct machine *machine, unsigned id);
+
+/*
+ * From now until machine_cpu_untaint(), @cpu's local events bound every core
+ * as tracked events would: the bound (its lane, the lookahead).  For work
+ * that may reach other cores while its events are local (kernel/smp.c,
+ * "Per-destination lookahead").  Tainting a tainted CPU does nothing.
+ */
+void machine_cpu_taint(struct machine *machine, struct cpu *cpu);
+void machine_cpu_untaint(struct machine *machine, struct cpu *cpu);
 
 /* Valid entries in the structures @cpu can use (shared ones counted whole). */
 unsigned machine_tlb_occupancy(const struct machine *machine, const struct cpu *cpu);
