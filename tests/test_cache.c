@@ -80,8 +80,8 @@ Test(cache, every_way_count_is_true_lru)
 			x = x * 6364136223846793005u + 1442695040888963407u;
 			uint64_t tag = 1 + (x >> 33) % (ways + 3);
 			bool want = reference_access(order, ways, tag);
-			cr_assert_eq(cache_access(c, tag), want, "%u ways, access %u (tag %lu)", ways,
-				     i, (unsigned long)tag);
+			cr_assert_eq(cache_access(c, tag), want, "%u ways, access %u (tag %lu)",
+				     ways, i, (unsigned long)tag);
 		}
 		for (uint64_t t = 1; t <= ways + 3; t++) {
 			bool held = false;

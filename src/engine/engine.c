@@ -461,10 +461,11 @@ static void engine_insert(struct engine *engine, uint64_t time, uint64_t seq_fla
 	g_assert(fn != NULL);
 	if (lane != ENGINE_LANE_NONE) {
 		g_assert(lane < engine->nr_lanes);
+		struct event_key key = {it.time, it.seq};
 		if (local)
-			key_heap_push(&engine->lanes[lane].local, (struct event_key){it.time, it.seq});
+			key_heap_push(&engine->lanes[lane].local, key);
 		else
-			lane_add(engine, lane, (struct event_key){it.time, it.seq});
+			lane_add(engine, lane, key);
 	}
 	if (engine->nr_free == 0)
 		engine_grow(engine);

@@ -405,8 +405,8 @@ uint64_t smp_call_function_many_ack(struct kernel *k, struct cpu *self, const un
 	if (wait->local) {
 		unsigned x = targets[nr_targets - 1];
 		wait->hi = nr_targets - 1;
-		wait->bound = machine_bound_add(k->machine, fabric_cpu_lane(x),
-						fabric_line_transfer(k->machine->fabric, x, self->id));
+		uint64_t back = fabric_line_transfer(k->machine->fabric, x, self->id);
+		wait->bound = machine_bound_add(k->machine, fabric_cpu_lane(x), back);
 	}
 	return t;
 }
