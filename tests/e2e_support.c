@@ -144,6 +144,18 @@ void run_tlbsim_argv(struct run *r, const char *const *args)
 	run_tlbsim_limited(r, NULL, args);
 }
 
+void run_tlbsim_sets(struct run *r, const char *const *args, const char *const *sets)
+{
+	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+	for (const char *const *a = args; *a; a++)
+		g_ptr_array_add(argv, g_strdup(*a));
+	for (const char *const *s = sets; *s; s++)
+		g_ptr_array_add(argv, g_strdup_printf("--set=%s", *s));
+	g_ptr_array_add(argv, NULL);
+	run_tlbsim_argv(r, (const char *const *)argv->pdata);
+	g_ptr_array_free(argv, TRUE);
+}
+
 void run_tlbsim(struct run *r, const char *arg, ...)
 {
 	GPtrArray *args = g_ptr_array_new();

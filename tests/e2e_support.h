@@ -158,6 +158,13 @@ void run_tlbsim_limited(struct run *r, const struct child_limits *limits, const 
 void run_tlbsim_argv(struct run *r, const char *const *args);
 
 /**
+ * run_tlbsim_sets() - run_tlbsim_argv() of @args followed by "--set=S" for
+ * each S of @sets.
+ * @args, @sets: NULL-terminated.
+ */
+void run_tlbsim_sets(struct run *r, const char *const *args, const char *const *sets);
+
+/**
  * run_tlbsim() - run_tlbsim_argv() with the arguments as a variadic list.
  * @r: filled with the exit status, stdout and stderr; run_clear() it.
  * @arg: the first argument, then the others, up to a NULL.

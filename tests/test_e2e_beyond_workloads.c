@@ -25,16 +25,10 @@ struct beyond_run {
 static void beyond_run(struct beyond_run *b, const char *topology, const char *workload,
 		       const char *policy, const char *const *sets)
 {
-	GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
 	const char *fixed[] = {"-T", topology, "-w", workload, "-p", policy, "-q", "--per-cpu",
-			       "cpus.csv"};
-	for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
-		g_ptr_array_add(args, g_strdup(fixed[i]));
-	for (const char *const *s = sets; *s; s++)
-		g_ptr_array_add(args, g_strdup_printf("--set=%s", *s));
-	g_ptr_array_add(args, NULL);
+			       "cpus.csv", NULL};
 	struct run r;
-	run_tlbsim_argv(&r, (const char *const *)args->pdata);
+	run_tlbsim_sets(&r, fixed, sets);
 	expect_status(&r, 0);
 	table_parse(&b->run, r.out);
 	cr_assert_eq(b->run.rows->len, 1);
@@ -44,7 +38,6 @@ static void beyond_run(struct beyond_run *b, const char *topology, const char *w
 	table_parse(&b->cpus, cpus);
 	g_free(cpus);
 	run_clear(&r);
-	g_ptr_array_free(args, TRUE);
 }
 
 static void beyond_clear(struct beyond_run *b)

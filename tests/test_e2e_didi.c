@@ -14,16 +14,10 @@ TestSuite(e2e_didi, .init = tmp_dir_make, .fini = tmp_dir_remove);
 
 static void didi_run(struct table *t, const char *workload, const char *const *sets)
 {
-	GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
 	const char *fixed[] = {
-	    "-T", "skylake-sp-2s-48-didi", "-w", workload, "-p", "didi", "-q", "--strict"};
-	for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
-		g_ptr_array_add(args, g_strdup(fixed[i]));
-	for (const char *const *s = sets; *s; s++)
-		g_ptr_array_add(args, g_strdup_printf("--set=%s", *s));
-	g_ptr_array_add(args, NULL);
+	    "-T", "skylake-sp-2s-48-didi", "-w", workload, "-p", "didi", "-q", "--strict", NULL};
 	struct run r;
-	run_tlbsim_argv(&r, (const char *const *)args->pdata);
+	run_tlbsim_sets(&r, fixed, sets);
 	expect_status(&r, 0);
 	table_parse(t, r.out);
 	cr_assert_eq(t->rows->len, 1);
@@ -33,7 +27,6 @@ static void didi_run(struct table *t, const char *workload, const char *const *s
 	cr_expect_eq(table_u64(t, 0, "stale_reuse"), 0, "%s", workload);
 	cr_expect_eq(table_u64(t, 0, "stale_pwc"), 0, "%s", workload);
 	run_clear(&r);
-	g_ptr_array_free(args, TRUE);
 }
 
 static double mean_ns(const struct table *t)
