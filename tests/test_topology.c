@@ -761,6 +761,11 @@ Test(topology_validate, flush_hw)
 	check_removed_refused("costs", "directory_lookup",
 			      "$.costs: missing required key \"directory_lookup\"");
 	check_removed_refused("costs", "lsq_drain", "$.costs: missing required key \"lsq_drain\"");
+	/* PTI's costs, required everywhere (0: no INVPCID). */
+	check_removed_refused("costs", "invpcid_addr",
+			      "$.costs: missing required key \"invpcid_addr\"");
+	check_removed_refused("costs", "cr3_switch",
+			      "$.costs: missing required key \"cr3_switch\"");
 	check_removed_refused("", "flush_hw", "$: missing required key \"flush_hw\"");
 	check_removed_refused("flush_hw", "pwc_entries",
 			      "$.flush_hw: missing required key \"pwc_entries\"");
