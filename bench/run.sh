@@ -156,6 +156,9 @@ header="$("$tlbsim" -T haswell-i7 -w munmap --set workload.munmaps=1 --set workl
 	--set workload.threads=1 -q)"
 header="$(echo "$header" | head -1)"
 column() { echo "$header" | tr ',' '\n' | grep -nx "$1" | cut -d: -f1; }
+# fields FILE: the CSV's rows as space-separated fields for awk; a space inside a
+# field (tlbsim_version is "0.2.0 (commit)") becomes '_' so that it stays one field
+fields() { tr ' ,' '_ ' <"$1"; }
 c_sim_ns=$(column sim_ns)
 c_events=$(column events)
 c_acc=$(column accesses)
@@ -172,11 +175,11 @@ for _ in $(seq "$reps"); do
 	run_tlbsim "$e2e" "${e2e_args[@]}"
 done
 # per run: wall, cpu, rss_mib, sim ns per wall s, events/s, accesses/s
-paste -d' ' "$e2e.time" <(tr ',' ' ' <"$e2e.csv") | awk -v s=$((c_sim_ns + 3)) \
+paste -d' ' "$e2e.time" <(fields "$e2e.csv") | awk -v s=$((c_sim_ns + 3)) \
 	-v e=$((c_events + 3)) -v a=$((c_acc + 3)) '
 	{ printf "%s %s %.1f %.3f %.4f %.3f\n", $1, $2, $3 / 1024, $s / $1 / 1e6, $e / $1 / 1e6, $a / $1 / 1e6 }' \
 	>"$e2e.rows"
-row1="$(head -1 "$e2e.csv" | tr ',' ' ')"
+row1="$(fields "$e2e.csv" | head -1)"
 e2e_run="$(echo "$row1" | awk -v s="$c_sim_ns" -v e="$c_events" -v a="$c_acc" \
 	'{ printf "%.1f ms simulated, %d events, %.1f M accesses", $s / 1e6, $e, $a / 1e6 }')"
 echo "Per run: $e2e_run (identical in every run)."
@@ -235,7 +238,7 @@ for shape in "${shapes[@]}"; do
 		done
 		# per repetition, from the run with M minus the run with 1: wall s (M),
 		# ms/shootdown, IPIs/shootdown, events/IPI, accesses/shootdown, us/IPI, RSS MiB
-		paste -d' ' <(tr ',' ' ' <"$out-$m.csv") <(tr ',' ' ' <"$out-1.csv") "$out-$m.time" |
+		paste -d' ' <(fields "$out-$m.csv") <(fields "$out-1.csv") "$out-$m.time" |
 			awk -v h="$c_host" -v f="$c_flush" -v r="$c_recv" -v e="$c_events" \
 				-v a="$c_acc" -v w="$(echo "$header" | tr ',' '\n' | wc -l)" '
 			{
@@ -273,11 +276,11 @@ locks_args=(-T amd-milan-36c -w tlb_flush2 -p linux-6.15 --set workload.threads=
 for _ in $(seq "$reps"); do
 	run_tlbsim "$locks" "${locks_args[@]}"
 done
-paste -d' ' "$locks.time" <(tr ',' ' ' <"$locks.csv") | awk -v s=$((c_sim_ns + 3)) \
+paste -d' ' "$locks.time" <(fields "$locks.csv") | awk -v s=$((c_sim_ns + 3)) \
 	-v e=$((c_events + 3)) '
 	{ printf "%s %s %.1f %.3f %.4f\n", $1, $2, $3 / 1024, $s / $1 / 1e6, $e / $1 / 1e6 }' \
 	>"$locks.rows"
-row1="$(head -1 "$locks.csv" | tr ',' ' ')"
+row1="$(fields "$locks.csv" | head -1)"
 locks_run="$(echo "$row1" | awk -v s="$c_sim_ns" -v e="$c_events" \
 	'{ printf "%.1f ms simulated, %d events", $s / 1e6, $e }')"
 echo "Per run: $locks_run (identical in every run)."
