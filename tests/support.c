@@ -141,6 +141,9 @@ static struct sim_result *support_try(const char *topology, const char *policy,
 		input.timeseries_out = outputs->series_out;
 		input.timeseries_key_header = outputs->series_key_header;
 		input.timeseries_key = outputs->series_key;
+		input.sample_period_ns = outputs->sample_ns[0];
+		input.sample_warm_ns = outputs->sample_ns[1];
+		input.sample_window_ns = outputs->sample_ns[2];
 	}
 	result = sim_run(&input, run_error);
 	cJSON_Delete(tjson);

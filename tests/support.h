@@ -26,6 +26,7 @@ struct support_outputs {
 	uint64_t interval_ns;
 	FILE *series_out;
 	const char *series_key_header, *series_key; /* sim_input's; NULL: none */
+	uint64_t sample_ns[3]; /* --sample's period, warm, window; 0: exact */
 };
 
 /* support_run() with a trace and/or a time series. */

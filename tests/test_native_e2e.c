@@ -90,7 +90,7 @@ Test(native_e2e, munmap_row)
 	cr_assert(g_file_get_contents(path, &csv, NULL, NULL));
 	const char *const labels[] = {"run", NULL};
 	GString *header = g_string_new(NULL);
-	report_csv_header(header, labels);
+	report_csv_header(header, labels, false);
 	cr_assert(g_str_has_prefix(csv, header->str), "tlbsim's header:\n%s", csv);
 	cr_assert_eq(number(csv, "op_count"), 64);
 	cr_assert_eq(number(csv, "run"), 3);

@@ -120,7 +120,7 @@ Test(native_measure, header_and_labels)
 	struct measure m = base;
 	m.label_values = values;
 	GString *header = g_string_new(NULL), *row = g_string_new(NULL);
-	report_csv_header(header, names);
+	report_csv_header(header, names, false);
 	measure_csv_row(row, &m);
 	cr_assert(g_str_has_prefix(row->str, "\"a,b\",native,munmap,"), "%s", row->str);
 	cr_assert(g_str_has_prefix(header->str, "run,topology,"));

@@ -224,7 +224,7 @@ Test(report_csv, header_is_the_column_table)
 	GString *out = g_string_new(NULL);
 	char *joined = g_strjoinv(",", (char **)report_columns());
 
-	report_csv_header(out, NULL);
+	report_csv_header(out, NULL, false);
 	char *want = g_strconcat(joined, "\n", NULL);
 	cr_expect_str_eq(out->str, want);
 	g_free(want);
@@ -612,7 +612,7 @@ Test(report_csv, labels_lead_the_header_and_the_row)
 	const char *const values[] = {"3", "[1,2]", "x", NULL};
 	GString *out = g_string_new(NULL);
 
-	report_csv_header(out, names);
+	report_csv_header(out, names, false);
 	char *joined = g_strjoinv(",", (char **)report_columns());
 	char *want = g_strconcat("run,workload.threads,\"odd,name\",", joined, "\n", NULL);
 	cr_expect_str_eq(out->str, want);

@@ -53,7 +53,7 @@ static int run_sweep(const struct options *o, const struct sweep_grid *grid)
 	struct sweep_point point;
 	sweep_point_init(&point, grid, &config, 0);
 	GString *header = g_string_new(NULL);
-	report_csv_header(header, (const char *const *)point.label_names);
+	report_csv_header(header, (const char *const *)point.label_names, config.sample_ns[0] != 0);
 	sweep_point_clear(&point);
 
 	GString *rows = g_string_new(NULL);

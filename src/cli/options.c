@@ -48,6 +48,7 @@ static const struct value_option value_options[] = {
 	STRING_OPTION("trace", 0, trace),
 	STRING_OPTION("trace-window", 0, trace_window),
 	STRING_OPTION("timeseries", 0, timeseries),
+	STRING_OPTION("sample-plan", 0, sample_plan),
 	COUNT_OPTION("seed", seed, "a non-negative decimal integer"),
 	COUNT_OPTION("max-events", max_events, "a non-negative decimal integer (0: no limit)"),
 	COUNT_OPTION("max-sim-ns", max_sim_ns, "a non-negative decimal integer (0: no limit)"),
@@ -175,6 +176,7 @@ void options_free(struct options *o)
 	g_free(o->trace);
 	g_free(o->trace_window);
 	g_free(o->timeseries);
+	g_free(o->sample_plan);
 }
 
 void options_labels_free(struct labels *labels)
@@ -231,6 +233,33 @@ void options_sweep_config(const struct options *o, struct sweep_config *config)
 		.max_wall_seconds = o->max_wall_seconds,
 		.host_time = o->host_time,
 	};
+	options_sample_plan(o, config->sample_ns);
+}
+
+/* "PERIOD:WARM:WINDOW", decimal simulated ns, WINDOW > 0, WARM + WINDOW < PERIOD. */
+static bool parse_sample_plan(const char *text, uint64_t plan_ns[3])
+{
+	char **parts = g_strsplit(text, ":", -1);
+	bool ok = g_strv_length(parts) == 3;
+	for (unsigned i = 0; ok && i < 3; i++) {
+		guint64 v;
+		ok = g_ascii_string_to_unsigned(parts[i], 10, 0, G_MAXUINT64 / 4, &v, NULL);
+		plan_ns[i] = v;
+	}
+	g_strfreev(parts);
+	return ok && plan_ns[2] > 0 && plan_ns[1] + plan_ns[2] < plan_ns[0];
+}
+
+void options_sample_plan(const struct options *o, uint64_t plan_ns[3])
+{
+	plan_ns[0] = plan_ns[1] = plan_ns[2] = 0;
+	if (!o->sample)
+		return;
+	plan_ns[0] = SIM_SAMPLE_PERIOD_NS;
+	plan_ns[1] = SIM_SAMPLE_WARM_NS;
+	plan_ns[2] = SIM_SAMPLE_WINDOW_NS;
+	if (o->sample_plan && !parse_sample_plan(o->sample_plan, plan_ns))
+		g_assert_not_reached(); /* options_check_common() refused it */
 }
 
 /* What single runs and sweeps both take. */
@@ -270,6 +299,14 @@ void options_add_common(GOptionContext *context, struct options *o)
 		 "Stop with exit code 4 after S seconds of wall time (default: no limit)", "S"},
 		{"no-run-ahead", 0, 0, G_OPTION_ARG_NONE, &o->no_run_ahead,
 		 "One memory access per event: the same results, slowly (checks run-ahead)", NULL},
+		{"sample", 0, 0, G_OPTION_ARG_NONE, &o->sample,
+		 "Simulate a sample of the readers' accesses and estimate the rest, with a 95% "
+		 "interval (columns sample_windows, sample_error)",
+		 NULL},
+		{"sample-plan", 0, 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
+		 "--sample's period, warming and measured window in simulated ns "
+		 "(default 200000:20000:5000)",
+		 "PERIOD:WARM:WINDOW"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	g_option_context_add_main_entries(context, entries, NULL);
@@ -394,6 +431,23 @@ bool options_check_common(const struct options *o)
 		g_printerr("tlbsim: --append needs --output FILE\n");
 		return false;
 	}
+	uint64_t plan_ns[3];
+	if (o->sample_plan && !o->sample) {
+		g_printerr("tlbsim: --sample-plan needs --sample\n");
+		return false;
+	}
+	if (o->sample_plan && !parse_sample_plan(o->sample_plan, plan_ns)) {
+		g_printerr("tlbsim: --sample-plan %s: expected PERIOD:WARM:WINDOW in simulated ns, "
+			   "WINDOW > 0 and WARM + WINDOW < PERIOD (e.g. 1000000:10000:10000)\n",
+			   o->sample_plan);
+		return false;
+	}
+	if (o->sample && o->no_run_ahead) {
+		/* Skipping is a way of running ahead. */
+		g_printerr("tlbsim: --sample and --no-run-ahead do not go together: sampling "
+			   "skips accesses when a CPU runs ahead\n");
+		return false;
+	}
 	return true;
 }
 
@@ -477,6 +531,14 @@ bool options_check_timelines(const struct options *o, struct trace_options *trac
 	/* option_value() took only non-negative --trace-max-events, positive --interval. */
 	if (o->trace_max_events != OPTION_UNSET)
 		trace->max_events = (uint64_t)o->trace_max_events;
+	if (o->sample && (o->trace || o->timeseries)) {
+		/* They would show skipped spans as time the CPU spent doing nothing. */
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "--sample does not go with %s: a timeline of a sampled run would show "
+			    "the skipped accesses as missing",
+			    o->trace ? "--trace" : "--timeseries");
+		return false;
+	}
 	if (!o->timeseries != (o->interval == OPTION_UNSET)) {
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
 			    "--timeseries FILE and --interval NS go together");

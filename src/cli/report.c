@@ -6,6 +6,7 @@
  */
 #include <string.h>
 #include "tlbsim/cli/report.h"
+#include "tlbsim/sim/sample.h"
 #include "tlbsim_commit.h"
 #include "tlbsim/util/error.h"
 
@@ -370,7 +371,7 @@ static void put_labels(GString *out, const char *const *labels)
 	}
 }
 
-void report_csv_header(GString *out, const char *const *label_names)
+void report_csv_header(GString *out, const char *const *label_names, bool sampled)
 {
 	put_labels(out, label_names);
 	for (size_t i = 0; i < G_N_ELEMENTS(column_fns); i++) {
@@ -378,7 +379,28 @@ void report_csv_header(GString *out, const char *const *label_names)
 			g_string_append_c(out, ',');
 		g_string_append(out, column_names[i]);
 	}
+	if (sampled) {
+		g_string_append(out, ",sample_windows");
+#define SAMPLE_COLUMN_NAME(field, column) g_string_append(out, "," #column "_rel_ci95");
+		SAMPLE_SCALED(SAMPLE_COLUMN_NAME)
+#undef SAMPLE_COLUMN_NAME
+	}
 	g_string_append_c(out, '\n');
+}
+
+/* Sampled mode's columns: the windows the estimates used, and each estimated
+ * counter's relative 95% half-width (0.012345 is +-1.2345%; empty: under 2
+ * windows, no interval). */
+static void put_sample_columns(GString *out, const struct sim_result *r)
+{
+	g_string_append_printf(out, ",%u", r->sample_windows);
+	for (unsigned i = 0; i < SAMPLE_NR_SCALED; i++) {
+		uint64_t ppm = r->sample_error_ppm[i];
+		g_string_append_c(out, ',');
+		if (ppm != SAMPLE_NO_ERROR)
+			g_string_append_printf(out, "%" G_GUINT64_FORMAT ".%06u", ppm / 1000000,
+					       (unsigned)(ppm % 1000000));
+	}
 }
 
 void report_csv_row(GString *out, const struct report_meta *meta, const struct sim_result *r)
@@ -392,6 +414,8 @@ void report_csv_row(GString *out, const struct report_meta *meta, const struct s
 			g_string_append_c(out, ',');
 		column_fns[i](out, &c);
 	}
+	if (meta->sampled)
+		put_sample_columns(out, r);
 	g_string_append_c(out, '\n');
 }
 

@@ -185,7 +185,7 @@ static bool write_outputs(const struct options *o, const struct report_meta *met
 {
 	GString *header = g_string_new(NULL);
 	GString *row = g_string_new(NULL);
-	report_csv_header(header, label_names);
+	report_csv_header(header, label_names, meta->sampled);
 	report_csv_row(row, meta, result);
 	bool ok = true;
 	g_assert(nr_files == 4 && !files[0] && !files[3]);
@@ -239,6 +239,11 @@ int single_run(const struct options *o, const struct labels *labels,
 		.trace = o->trace ? trace : NULL,
 		.timeseries_interval_ns = o->timeseries ? (uint64_t)o->interval : 0,
 	};
+	uint64_t plan_ns[3];
+	options_sample_plan(o, plan_ns);
+	input.sample_period_ns = plan_ns[0];
+	input.sample_warm_ns = plan_ns[1];
+	input.sample_window_ns = plan_ns[2];
 	struct report_meta meta = {
 		.topology = inputs.names[INPUT_TOPOLOGY],
 		.workload = inputs.names[INPUT_WORKLOAD],
@@ -247,6 +252,7 @@ int single_run(const struct options *o, const struct labels *labels,
 		.topo = inputs.topology,
 		.w = inputs.workload,
 		.host_time = o->host_time,
+		.sampled = o->sample,
 		.label_values = (const char *const *)labels->values->pdata,
 	};
 	/* The time series' rows start with the run's key, to join its row. */

@@ -573,6 +573,14 @@ char **sweep_command(const struct sweep_grid *grid, const struct sweep_config *c
 		g_ptr_array_add(argv, g_strdup("--no-run-ahead"));
 	if (config->host_time)
 		g_ptr_array_add(argv, g_strdup("--host-time"));
+	if (config->sample_ns[0]) {
+		g_ptr_array_add(argv, g_strdup("--sample"));
+		const uint64_t *plan = config->sample_ns;
+		add_pair(argv, "--sample-plan",
+			 g_strdup_printf("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT
+					 ":%" G_GUINT64_FORMAT,
+					 plan[0], plan[1], plan[2]));
+	}
 	for (char **s = point.sets; *s; s++)
 		add_pair(argv, "--set", g_strdup(*s));
 	for (unsigned i = 0; point.label_names[i]; i++)
@@ -632,6 +640,9 @@ static void sweep_simulate(struct sweep_state *s, struct sweep_job *job)
 		.max_events = c->max_events,
 		.max_sim_ns = c->max_sim_ns,
 		.stop = stop_from_now(&s->stop, c->max_wall_seconds),
+		.sample_period_ns = c->sample_ns[0],
+		.sample_warm_ns = c->sample_ns[1],
+		.sample_window_ns = c->sample_ns[2],
 	};
 	if (input.stop.deadline)
 		input.stop.deadline -= job->load_us;
@@ -650,6 +661,7 @@ static void sweep_simulate(struct sweep_state *s, struct sweep_job *job)
 		.w = job->inputs.workload,
 		.host_time = c->host_time,
 		.host_seconds = host_seconds,
+		.sampled = c->sample_ns[0] != 0,
 		.label_values = (const char *const *)job->point.label_values,
 	};
 	job->row = g_string_new(NULL);

@@ -110,7 +110,7 @@ static bool write_outputs(const struct native_options *o, const struct measure *
 {
 	GString *csv = g_string_new(NULL);
 	if (!o->no_header)
-		report_csv_header(csv, (const char *const *)label_names);
+		report_csv_header(csv, (const char *const *)label_names, false);
 	measure_csv_row(csv, m);
 	bool ok = true;
 	if (o->per_cpu) {

@@ -7,6 +7,7 @@
 #include "tlbsim/kernel/smp.h"
 #include "tlbsim/observe/timeseries.h"
 #include "tlbsim/observe/trace.h"
+#include "tlbsim/sim/sample.h"
 #include "tlbsim/sim/sim.h"
 #include "tlbsim/util/error.h"
 #include "tlbsim/workload/interp.h"
@@ -131,6 +132,25 @@ static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *i
 		r->stale[i] = m->stale[i];
 }
 
+/* Sampled mode: the estimates replace the counts of the scaled counters. */
+static void sim_collect_sampled(struct sim_result *r, struct sampler *sampler)
+{
+	struct sample_estimate est;
+	uint64_t simulated = r->total.accesses;
+	sampler_finish(sampler, r->sim_cycles, r->per_cpu, &est);
+	r->total = (struct counters){0};
+	for (unsigned c = 0; c < r->nr_cpus; c++)
+		counters_add(&r->total, &r->per_cpu[c]);
+	/* Completed rounds: the estimate less the simulated accesses of rounds
+	 * left unfinished. */
+	uint64_t unfinished = r->accesses - r->round_accesses;
+	r->accesses = r->accesses - simulated + r->total.accesses;
+	r->round_accesses = r->accesses > unfinished ? r->accesses - unfinished : 0;
+	r->sampled = true;
+	r->sample_windows = est.windows;
+	memcpy(r->sample_error_ppm, est.error_ppm, sizeof(est.error_ppm));
+}
+
 /* After the tasks exist (their names), before anything runs. */
 static struct trace *sim_trace_new(const struct sim_input *input, const struct kernel *k,
 				   const struct interp *ip)
@@ -176,6 +196,25 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 		k.tp = &trace_probes;
 		k.tp_data = trace;
 	}
+	struct sampler *sampler = NULL;
+	if (input->sample_period_ns) {
+		const struct topology *t = input->topology;
+		struct machine_sample_plan plan = {
+		    .period = topology_ns_to_cycles(t, input->sample_period_ns),
+		    .warm = topology_ns_to_cycles(t, input->sample_warm_ns),
+		    .window = topology_ns_to_cycles(t, input->sample_window_ns),
+		};
+		if (!plan.window || plan.warm + plan.window >= plan.period) {
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+				    "the sampling plan leaves no measured window or nothing to "
+				    "skip at %.3f GHz: %" G_GUINT64_FORMAT
+				    " cycles warm, %" G_GUINT64_FORMAT
+				    " measured in a period of %" G_GUINT64_FORMAT,
+				    t->clock_ghz, plan.warm, plan.window, plan.period);
+			goto out_free_interp;
+		}
+		sampler = sampler_new(&k, &plan, input->seed);
+	}
 	sched_start(&k);
 	uint64_t time_limit = input->max_sim_ns
 				      ? topology_ns_to_cycles(input->topology, input->max_sim_ns)
@@ -210,6 +249,8 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 		goto out_free_interp;
 	result = g_new0(struct sim_result, 1);
 	sim_collect(result, &k, ip, input->workload);
+	if (sampler)
+		sim_collect_sampled(result, sampler);
 	if (trace && (!trace_finish(trace, result->sim_cycles, error) ||
 		      !stop_check(&input->stop, error))) {
 		sim_result_free(result);
@@ -217,6 +258,7 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 	}
 
 out_free_interp:
+	sampler_free(sampler);
 	interp_free(ip);
 out_free_kernel:
 	kernel_shutdown(&k);

@@ -233,7 +233,9 @@ static enum access_result access_one(struct kernel *k, struct itask *ts, struct 
 		return ACCESS_FAULT;
 	}
 	machine_touch_data(k->machine, cpu, vma, addr + access_byte(a, a->pos, vma));
-	*t += cycles + (op->independent ? a->cycles * issuing : a->cycles);
+	uint64_t spent = cycles + (op->independent ? a->cycles * issuing : a->cycles);
+	*t += spent;
+	cpu->sample_access_cycles += spent;
 	cpu->counters.accesses++;
 	ts->accesses++;
 	if (++a->pos == a->nr) {
@@ -241,8 +243,71 @@ static enum access_result access_one(struct kernel *k, struct itask *ts, struct 
 		if (a->rounds_left != UINT64_MAX)
 			a->rounds_left--;
 		ip->results.round_accesses += a->nr;
+		a->rounds_simulated++;
 	}
 	return ACCESS_DONE;
+}
+
+/*
+ * Sampled mode (machine.h, "Sampling"): in a period's skipped rest, a loop
+ * that access_quiet() calls stationary is busy up to the horizon (never past
+ * the rest's end) without simulating its accesses; the sampler estimates
+ * what they would have counted.  Two transients are simulated, never
+ * skipped, since no window stands for them: the cold start, until the loop
+ * has run its table SAMPLE_WARM_ROUNDS times access by access (its TLBs and
+ * caches filling); and the refill after a disturbance, a flush that removed
+ * entries from the CPU's TLBs or a task switch there, until it has made as
+ * many accesses as its table has (every page translated again).
+ */
+#define SAMPLE_WARM_ROUNDS 4
+
+static bool access_settled(const struct kernel *k, struct itask *ts, const struct cpu *cpu)
+{
+	struct access_state *a = &ts->access;
+	uint64_t signature = machine_sample_signature(k->machine, cpu);
+	if (cpu->id != a->disturb_cpu || signature != a->disturb_signature) {
+		a->disturb_cpu = cpu->id;
+		a->disturb_signature = signature;
+		a->disturb_accesses = ts->accesses;
+	}
+	return a->rounds_simulated >= SAMPLE_WARM_ROUNDS &&
+	       ts->accesses - a->disturb_accesses >= a->nr;
+}
+
+/*
+ * SMT siblings share the STLB, the page walkers and the caches: a loop
+ * simulated beside a skipping sibling would have them to itself and run
+ * faster than it does.  So a core skips as a whole: a CPU only when every
+ * access loop on its core is settled too.
+ */
+static bool core_settled(const struct kernel *k, const struct interp *ip, const struct cpu *cpu)
+{
+	for (unsigned i = 0; i < cpu->nr_core_cpus; i++) {
+		const struct cpu *other = &k->machine->cpus[cpu->core_cpus[i]];
+		struct task *task = sched_current(k, other);
+		if (other == cpu || !task || task->data != ip)
+			continue;
+		struct itask *ots = (struct itask *)task;
+		if (ots->access.active && !(access_settled(k, ots, other) && access_quiet(ots)))
+			return false;
+	}
+	return true;
+}
+
+static bool access_skip(const struct kernel *k, struct itask *ts, struct cpu *cpu, uint64_t *t,
+			uint64_t horizon)
+{
+	/* Kept in windows too: a window measures only settled loops. */
+	cpu->sample_settled = access_settled(k, ts, cpu) && access_quiet(ts);
+	cpu->sample_signature = ts->access.disturb_signature;
+	uint64_t skip_end = machine_sample_skip_end(&k->machine->sample, *t);
+	if (skip_end <= *t || *t >= horizon || !cpu->sample_settled ||
+	    !core_settled(k, ts->interp, cpu))
+		return false;
+	uint64_t to = MIN(horizon, skip_end);
+	cpu->sample_skipped_cycles += to - *t;
+	*t = to;
+	return true;
 }
 
 /* A sibling whose accesses may be run inline, in time order with ours. */
@@ -318,6 +383,8 @@ enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu, uint64
 	uint64_t horizon = machine_horizon(k->machine, cpu);
 	unsigned nr_sib = gather_siblings(ip, cpu, ip->run_ahead, sib, &horizon);
 	unsigned issuing = core_issuing_threads(k, cpu);
+	/* Sampled mode skips only ahead of the event queue. */
+	const bool sampling = k->machine->sample.on && ip->run_ahead;
 
 	for (unsigned steps = 0; steps < ACCESSES_PER_DISPATCH; steps++) {
 		/* Whose access is next: ours, or an inline sibling's? */
@@ -334,6 +401,10 @@ enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu, uint64
 			break;
 		if (next >= 0) {
 			struct sibling_run *r = &sib[next];
+			if (sampling && access_skip(k, r->ts, r->cpu, &r->t, horizon)) {
+				r->moved = true;
+				continue;
+			}
 			enum access_result res = access_one(k, r->ts, r->cpu, &r->t, issuing);
 			r->moved = true;
 			if (res == ACCESS_FAILED)
@@ -344,6 +415,8 @@ enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu, uint64
 			}
 			continue;
 		}
+		if (sampling && access_skip(k, ts, cpu, local, horizon))
+			continue;
 		enum access_result res = access_one(k, ts, cpu, local, issuing);
 		if (res == ACCESS_FAILED)
 			return STEP_FAILED;

@@ -54,6 +54,12 @@ struct access_state {
 	bool checked;
 	const struct vma *quiet_vma;
 	uint64_t quiet_epoch;
+	/* Sampled mode (access.c, access_skip()): rounds of the table simulated
+	 * access by access, and the last disturbance of its TLBs seen: on which
+	 * CPU, its signature there, and the task's accesses then. */
+	uint64_t rounds_simulated;
+	unsigned disturb_cpu;
+	uint64_t disturb_signature, disturb_accesses;
 };
 
 /* Where a task is in its fork op (interp_fork.c). */

@@ -25,6 +25,8 @@ struct options {
 	gboolean strict;
 	gboolean host_time;
 	gboolean no_run_ahead;
+	gboolean sample;
+	char *sample_plan; /* PERIOD:WARM:WINDOW in simulated ns, or NULL */
 	gint64 max_events;
 	gint64 max_sim_ns;
 	double max_wall_seconds;
@@ -48,6 +50,10 @@ struct options {
 };
 
 #define OPTION_UNSET G_MININT64
+
+/* --sample's plan in simulated ns: period, warm, window; all 0 without
+ * --sample.  After options_check_common(). */
+void options_sample_plan(const struct options *o, uint64_t plan_ns[3]);
 
 /* 10^6 events: about 130 MB of JSON, which ui.perfetto.dev still opens quickly;
  * munmap16 on haswell-i7 needs about 0.3 M. */

@@ -19,6 +19,7 @@ struct report_meta {
 	const struct workload *w;
 	bool host_time;      /* fill host_seconds (the only host-dependent column) */
 	double host_seconds;
+	bool sampled; /* --sample: the columns sample_windows and sample_error follow */
 	/* Leading columns' values (a sweep's run index and grid point, --label),
 	 * NULL-terminated, one per name given to report_csv_header(); NULL: none. */
 	const char *const *label_values;
@@ -28,7 +29,7 @@ struct report_meta {
  * none.  Check each with report_check_label() first. */
 /* Appends @s as one CSV field, quoted only if it needs to be (RFC 4180). */
 void report_csv_field(GString *out, const char *s);
-void report_csv_header(GString *out, const char *const *label_names);
+void report_csv_header(GString *out, const char *const *label_names, bool sampled);
 void report_csv_row(GString *out, const struct report_meta *meta, const struct sim_result *r);
 
 /*

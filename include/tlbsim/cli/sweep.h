@@ -99,6 +99,7 @@ struct sweep_config {
 	uint64_t max_sim_ns;
 	double max_wall_seconds;
 	bool host_time;
+	uint64_t sample_ns[3]; /* --sample's period, warm, window (options_sample_plan()) */
 };
 
 /**

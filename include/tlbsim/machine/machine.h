@@ -72,6 +72,15 @@ struct cpu {
 	/* Its local events bound every core (machine_cpu_taint()). */
 	bool tainted;
 	unsigned taint_bound; /* machine_bound_add() handle while tainted */
+	/* Sampled mode (see "Sampling"): cycles of accesses it simulated
+	 * (always counted), and cycles it skipped (reset by the sampler). */
+	uint64_t sample_access_cycles;
+	uint64_t sample_skipped_cycles;
+	/* Its last access's loop could have been skipped (the interpreter's
+	 * judgement: past its cold start and any refill), as of
+	 * machine_sample_signature() = @sample_signature. */
+	bool sample_settled;
+	uint64_t sample_signature;
 
 	struct counters counters;
 };
@@ -110,6 +119,38 @@ struct machine_bound {
 	bool used;
 };
 
+/*
+ * Sampling (tlbsim --sample).  Time is cut into periods of @period cycles;
+ * in each, at an offset drawn at random (so that the windows do not alias
+ * with a periodic workload), a warming span of @warm cycles and a measured
+ * window of @window are simulated access by access, and the rest is
+ * skipped.  In the rest, a CPU whose accesses form a settled loop (the
+ * interpreter decides: an open-ended loop that cannot fault, past its cold
+ * start and the refill after any disturbance, on a core whose other loops
+ * are settled too) does not simulate them: it is busy, and its access
+ * counts are estimated from a window.  Warming lets the loops that a skipped
+ * span's last flush disturbed refill before the window.  The estimating is
+ * done by the layer that reads the counters (sim/sample.c), which also sets
+ * the current period's span here at its start; the machine only holds it.
+ */
+struct machine_sample_plan {
+	uint64_t period, warm, window;
+};
+
+struct machine_sample {
+	bool on;
+	uint64_t exact_from, exact_to; /* this period's warming and window */
+	uint64_t period_end;
+};
+
+/* 0 if accesses at @t are simulated, else the end of the skipped span @t is in. */
+static inline uint64_t machine_sample_skip_end(const struct machine_sample *s, uint64_t t)
+{
+	if (!s->on || (t >= s->exact_from && t < s->exact_to))
+		return 0;
+	return t < s->exact_from ? s->exact_from : s->period_end;
+}
+
 struct machine {
 	const struct topology *topology;
 	uint64_t lookahead;
@@ -137,6 +178,7 @@ struct machine {
 	 * CPU counted ahead of a boundary and so depend on how far it ran
 	 * ahead: with it off they stay those of tracked interrupts. */
 	bool per_destination;
+	struct machine_sample sample;
 	/* Registered per-destination bounds; slots up to nr_bounds, reused. */
 	unsigned nr_bounds, cap_bounds;
 	struct machine_bound *bounds;
@@ -247,6 +289,22 @@ unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm,
 				   uint64_t now,
 				   int (*walking)(const void *ctx, const struct cpu *cpu),
 				   const void *ctx);
+
+/*
+ * Sampled mode: what changes when @cpu's TLBs or its task are disturbed:
+ * entries removed from its core's TLBs (a sibling's flush empties shared
+ * structures too, counted on the sibling) and task switches on the core.
+ */
+static inline uint64_t machine_sample_signature(const struct machine *machine,
+						const struct cpu *cpu)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < cpu->nr_core_cpus; i++) {
+		const struct counters *c = &machine->cpus[cpu->core_cpus[i]].counters;
+		sum += c->tlb_entries_invalidated + c->context_switches;
+	}
+	return sum;
+}
 
 static inline unsigned cpu_lane(const struct cpu *cpu)
 {

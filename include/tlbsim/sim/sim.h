@@ -16,6 +16,7 @@
 #include "tlbsim/machine/machine.h"
 #include "tlbsim/machine/topology.h"
 #include "tlbsim/observe/trace.h"
+#include "tlbsim/sim/sample.h"
 #include "tlbsim/util/histogram.h"
 #include "tlbsim/util/stop.h"
 #include "tlbsim/workload/workload.h"
@@ -25,6 +26,11 @@
  * one that does not stops within minutes. */
 #define SIM_DEFAULT_MAX_EVENTS UINT64_C(2000000000)
 #define SIM_DEFAULT_MAX_SIM_NS (UINT64_C(3600) * 1000000000)
+/* --sample's plan when --sample-plan is not given (docs/performance.md,
+ * "Sampled mode"): an eighth of the time simulated access by access. */
+#define SIM_SAMPLE_PERIOD_NS UINT64_C(200000)
+#define SIM_SAMPLE_WARM_NS UINT64_C(20000)
+#define SIM_SAMPLE_WINDOW_NS UINT64_C(5000)
 
 struct sim_input {
 	const struct topology *topology;
@@ -55,6 +61,10 @@ struct sim_input {
 	/* Its leading columns: timeseries_new()'s @key_header, @key (NULL: none). */
 	const char *timeseries_key_header;
 	const char *timeseries_key;
+	/* Sampled mode (sample.h) in simulated ns: periods of @sample_period_ns,
+	 * each warming for @sample_warm_ns then measuring for @sample_window_ns
+	 * (warm + window < period; needs run_ahead).  0: every access simulated. */
+	uint64_t sample_period_ns, sample_warm_ns, sample_window_ns;
 };
 
 struct sim_result {
@@ -76,6 +86,10 @@ struct sim_result {
 	unsigned nr_stale_reports;
 	struct stale_report stale[MACHINE_STALE_REPORTS];
 	unsigned *tlb_occupancy; /* per CPU, at the end */
+	/* Sampled mode: the counters accesses drive are estimates (sample.h). */
+	bool sampled;
+	unsigned sample_windows;
+	uint64_t sample_error_ppm[SAMPLE_NR_SCALED]; /* struct sample_estimate's */
 };
 
 /* Errors: a run-time workload error (TLBSIM_ERROR_INVALID), a budget hit

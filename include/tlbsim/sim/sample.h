@@ -1,0 +1,71 @@
+#ifndef TLBSIM_SAMPLE_H
+#define TLBSIM_SAMPLE_H
+/*
+ * Sampled mode (tlbsim --sample): the bookkeeping side of the plan that
+ * struct machine_sample (machine.h, "Sampling") holds.
+ *
+ * At each window's start and end and at each period's end, an event on the
+ * global lane, which bounds every CPU's run-ahead, snapshots the per-CPU
+ * counters: a window counts exactly what the CPUs did inside it.  A window
+ * is clean for a CPU if its loop was settled throughout (access.c: past its
+ * cold start and any refill, no flush taking entries and no task switch on
+ * its core), which is what a skipped span is.  When a period closes, a CPU
+ * that skipped accesses in it adds, for the counters accesses drive, its
+ * last clean window's count per cycle of accesses over the cycles it
+ * skipped, to what it simulated.  Every other counter (flushes and the
+ * entries they take, IPIs, syscalls, locks, stale hits) is what was
+ * simulated: a flush in a skipped span finds the TLBs as the settled loop
+ * left them, and the refill after it is simulated.
+ *
+ * The 95% interval of each scaled total treats each period's estimate as
+ * one draw of the windows' rate, whose variance the successive differences
+ * of the periods' rates give (robust to a slow trend): half-width 1.96 *
+ * sqrt(sum over periods of the skipped cycles^2) * s.  It covers the
+ * sampling, not the divergence of a run whose schedule a skipped span's
+ * slightly different timing changes (docs/performance.md, "Sampled mode").
+ */
+#include <stdint.h>
+#include "tlbsim/machine/counters.h"
+#include "tlbsim/machine/machine.h"
+
+/* The counters accesses drive: what a CPU that skips accesses does not
+ * count.  (counter, CSV column) */
+#define SAMPLE_SCALED(X)                                                                       \
+	X(accesses, accesses)                                                                  \
+	X(tlb_lookups, tlb_lookups)                                                            \
+	X(tlb_hits, tlb_hits)                                                                  \
+	X(tlb_misses, tlb_misses)                                                              \
+	X(stlb_hits, stlb_hits)                                                                \
+	X(page_walks, page_walks)                                                              \
+	X(walk_wait_cycles, walk_wait_ns)                                                      \
+	X(walk_loads, walk_loads)                                                              \
+	X(walk_load_cycles, walk_load_ns)
+#define SAMPLE_NR_SCALED 9
+
+struct kernel;
+struct sampler;
+
+/* Starts the plan's boundary events on @k's engine (plan->period > 0); the
+ * spans' offsets are drawn from @seed. */
+struct sampler *sampler_new(struct kernel *k, const struct machine_sample_plan *plan,
+			    uint64_t seed);
+void sampler_free(struct sampler *s);
+
+#define SAMPLE_NO_ERROR UINT64_MAX
+
+struct sample_estimate {
+	unsigned windows;  /* periods whose estimate used a window */
+	/* Each scaled total's relative 95% half-width, in millionths, in
+	 * SAMPLE_SCALED's order; SAMPLE_NO_ERROR: one window, no interval. */
+	uint64_t error_ppm[SAMPLE_NR_SCALED];
+};
+
+/*
+ * Closes the last period at @end (the run's end) and replaces the scaled
+ * counters of @per_cpu (one per CPU, the machine's final counters) by their
+ * estimates.  Call once.
+ */
+void sampler_finish(struct sampler *s, uint64_t end, struct counters *per_cpu,
+		    struct sample_estimate *out);
+
+#endif

@@ -1,0 +1,317 @@
+/*
+ * Sampled mode's bookkeeping (sample.h).
+ */
+#include <stddef.h>
+#include <glib.h>
+#include "tlbsim/engine/engine.h"
+#include "tlbsim/kernel/kernel.h"
+#include "tlbsim/kernel/sched.h"
+#include "tlbsim/sim/sample.h"
+#include "tlbsim/util/rng.h"
+
+__extension__ typedef unsigned __int128 u128;
+
+#define SCALED_OFFSET(name, column) offsetof(struct counters, name),
+static const size_t scaled[] = {SAMPLE_SCALED(SCALED_OFFSET)};
+#undef SCALED_OFFSET
+#define NR_SCALED SAMPLE_NR_SCALED
+_Static_assert(G_N_ELEMENTS(scaled) == SAMPLE_NR_SCALED, "one offset per scaled counter");
+
+static inline uint64_t *field(struct counters *c, unsigned i)
+{
+	return (uint64_t *)(void *)((char *)c + scaled[i]);
+}
+
+static inline uint64_t field_of(const struct counters *c, unsigned i)
+{
+	return *(const uint64_t *)(const void *)((const char *)c + scaled[i]);
+}
+
+/*
+ * What one period adds to the interval of each scaled field: the cycles it
+ * estimated (summed over the CPUs that skipped) and the rate the estimate
+ * used (their windows' counts per cycle, summed, 32 fractional bits).
+ */
+struct period_draw {
+	uint64_t estimated[NR_SCALED];
+	u128 rate[NR_SCALED];
+};
+
+struct scaled_sum {
+	uint64_t v[NR_SCALED];
+};
+
+/* Per CPU.  "Busy": cycles of simulated accesses (cpu->sample_access_cycles). */
+struct cpu_sample {
+	struct counters at_period_start, at_window_start, at_run_start;
+	uint64_t busy_at_window_start;
+	bool window_clean; /* its loop was settled when this period's window began */
+	uint64_t signature_at_window_start;
+	/* The last clean window in which it ran accesses: settled throughout,
+	 * with no flush taking entries and no task switch on its core, as a
+	 * skipped span is. */
+	struct scaled_sum window;
+	uint64_t window_busy;
+	struct scaled_sum estimate; /* closed periods */
+};
+
+struct sampler {
+	struct kernel *k;
+	struct machine_sample_plan plan;
+	struct rng rng; /* the spans' offsets */
+	unsigned nr_cpus;
+	uint64_t period_start;
+	struct cpu_sample *cpus;
+	struct counters *scratch;
+	GArray *draws; /* struct period_draw */
+};
+
+/* Is @cpu's loop settled now: so judged at its last access (access.c,
+ * access_settled()), and not disturbed since? */
+static bool settled(const struct machine *machine, const struct cpu *cpu)
+{
+	return cpu->sample_settled &&
+	       cpu->sample_signature == machine_sample_signature(machine, cpu);
+}
+
+/* @count scaled by @num / @den, rounded to the nearest. */
+static uint64_t scale(uint64_t count, uint64_t num, uint64_t den)
+{
+	u128 v = ((u128)count * num + den / 2) / den;
+	return v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
+static void sampler_window_start(struct sampler *s)
+{
+	const struct machine *m = s->k->machine;
+	for (unsigned c = 0; c < s->nr_cpus; c++) {
+		const struct cpu *cpu = &m->cpus[c];
+		struct cpu_sample *cs = &s->cpus[c];
+		cs->at_window_start = cpu->counters;
+		cs->busy_at_window_start = cpu->sample_access_cycles;
+		cs->signature_at_window_start = machine_sample_signature(m, cpu);
+		cs->window_clean = settled(m, cpu);
+	}
+}
+
+static void sampler_window_end(struct sampler *s)
+{
+	const struct machine *m = s->k->machine;
+	for (unsigned c = 0; c < s->nr_cpus; c++) {
+		const struct cpu *cpu = &m->cpus[c];
+		struct cpu_sample *cs = &s->cpus[c];
+		uint64_t busy = cpu->sample_access_cycles - cs->busy_at_window_start;
+		if (!busy || !cs->window_clean || !settled(m, cpu) ||
+		    machine_sample_signature(m, cpu) != cs->signature_at_window_start)
+			continue; /* keep the last clean window */
+		for (unsigned i = 0; i < NR_SCALED; i++)
+			cs->window.v[i] = field_of(&cpu->counters, i) - field_of(&cs->at_window_start, i);
+		cs->window_busy = busy;
+	}
+}
+
+/*
+ * Books the period [period_start, @end) of every CPU; @counters: the CPUs'
+ * counters at @end, one per CPU.  A CPU that skipped cycles of accesses
+ * counts what it simulated plus its last clean window's count per busy
+ * cycle over them (before any clean window, the rate of everything it
+ * simulated so far).
+ */
+static void sampler_close(struct sampler *s, uint64_t end, const struct counters *counters)
+{
+	struct period_draw draw = {0};
+	u128 measured[NR_SCALED] = {0}, busy[NR_SCALED] = {0};
+	for (unsigned c = 0; c < s->nr_cpus; c++) {
+		struct cpu *cpu = &s->k->machine->cpus[c];
+		struct cpu_sample *cs = &s->cpus[c];
+		const struct counters *now = &counters[c];
+		uint64_t skipped = cpu->sample_skipped_cycles;
+		for (unsigned i = 0; i < NR_SCALED; i++) {
+			uint64_t own = field_of(now, i) - field_of(&cs->at_period_start, i);
+			uint64_t count, per, over = skipped;
+			if (cs->window_busy) {
+				count = cs->window.v[i];
+				per = cs->window_busy;
+			} else {
+				count = field_of(now, i) - field_of(&cs->at_run_start, i);
+				per = cpu->sample_access_cycles;
+			}
+			if (!skipped || !per) {
+				cs->estimate.v[i] += own;
+				continue;
+			}
+			cs->estimate.v[i] += own + scale(count, over, per);
+			draw.estimated[i] += over;
+			measured[i] += count;
+			busy[i] += per;
+		}
+		cpu->sample_skipped_cycles = 0;
+		cs->at_period_start = *now;
+	}
+	bool any = false;
+	for (unsigned i = 0; i < NR_SCALED; i++) {
+		if (busy[i])
+			draw.rate[i] = (measured[i] << 32) / busy[i];
+		any |= draw.estimated[i] != 0;
+	}
+	if (any)
+		g_array_append_val(s->draws, draw);
+	s->period_start = end;
+}
+
+enum boundary { PERIOD_START, WINDOW_START, WINDOW_END };
+
+static void sampler_boundary(void *target, uint64_t arg);
+
+/* A period begins at @now: draw where its warming and window lie. */
+static void sampler_period_start(struct sampler *s, uint64_t now)
+{
+	const struct machine_sample_plan *p = &s->plan;
+	struct machine_sample *span = &s->k->machine->sample;
+	uint64_t offset = rng_below(&s->rng, p->period - p->warm - p->window + 1);
+	span->on = true;
+	span->exact_from = now + offset;
+	span->exact_to = span->exact_from + p->warm + p->window;
+	span->period_end = now + p->period;
+	engine_schedule(s->k->engine, span->exact_from + p->warm, LANE_GLOBAL, sampler_boundary, s,
+			WINDOW_START);
+}
+
+/* The boundary events, on the global lane: every CPU has counted what it did
+ * before now, and nothing after (machine_horizon()). */
+static void sampler_boundary(void *target, uint64_t arg)
+{
+	struct sampler *s = target;
+	struct kernel *k = s->k;
+	if (sched_nr_alive(k) == 0)
+		return; /* the run is over: sampler_finish() closes it */
+	uint64_t now = engine_now(k->engine);
+	const struct machine_sample *span = &k->machine->sample;
+	switch ((enum boundary)arg) {
+	case WINDOW_START:
+		sampler_window_start(s);
+		engine_schedule(k->engine, span->exact_to, LANE_GLOBAL, sampler_boundary, s,
+				WINDOW_END);
+		break;
+	case WINDOW_END:
+		sampler_window_end(s);
+		engine_schedule(k->engine, span->period_end, LANE_GLOBAL, sampler_boundary, s,
+				PERIOD_START);
+		break;
+	case PERIOD_START:
+		for (unsigned c = 0; c < s->nr_cpus; c++)
+			s->scratch[c] = k->machine->cpus[c].counters;
+		sampler_close(s, now, s->scratch);
+		sampler_period_start(s, now);
+		break;
+	}
+}
+
+struct sampler *sampler_new(struct kernel *k, const struct machine_sample_plan *plan,
+			    uint64_t seed)
+{
+	g_assert(plan->period && plan->window && plan->warm + plan->window < plan->period);
+	struct sampler *s = g_new0(struct sampler, 1);
+	s->k = k;
+	s->plan = *plan;
+	s->nr_cpus = k->machine->nr_cpus;
+	s->cpus = g_new0(struct cpu_sample, s->nr_cpus);
+	s->scratch = g_new0(struct counters, s->nr_cpus);
+	s->draws = g_array_new(FALSE, TRUE, sizeof(struct period_draw));
+	for (unsigned c = 0; c < s->nr_cpus; c++) {
+		s->cpus[c].at_period_start = k->machine->cpus[c].counters;
+		s->cpus[c].at_run_start = k->machine->cpus[c].counters;
+	}
+	/* A stream of its own: the workload's draws stay those of an exact run. */
+	rng_seed_stream(&s->rng, seed, UINT64_C(0x73616d706c65));
+	sampler_period_start(s, 0);
+	return s;
+}
+
+void sampler_free(struct sampler *s)
+{
+	if (!s)
+		return;
+	g_free(s->cpus);
+	g_free(s->scratch);
+	g_array_free(s->draws, TRUE);
+	g_free(s);
+}
+
+static u128 sat_mul(u128 a, u128 b)
+{
+	u128 r;
+	return __builtin_mul_overflow(a, b, &r) ? ~(u128)0 : r;
+}
+
+static u128 sat_add(u128 a, u128 b)
+{
+	return a + b < a ? ~(u128)0 : a + b;
+}
+
+/* floor(sqrt(@v)), bit by bit. */
+static uint64_t isqrt128(u128 v)
+{
+	u128 root = 0, bit = (u128)1 << 126;
+	while (bit > v)
+		bit >>= 2;
+	while (bit) {
+		if (v >= root + bit) {
+			v -= root + bit;
+			root = (root >> 1) + bit;
+		} else {
+			root >>= 1;
+		}
+		bit >>= 2;
+	}
+	return (uint64_t)root;
+}
+
+/*
+ * Relative 95% half-width of scaled field @i's total @total, in millionths:
+ * 1.96 * sqrt(sum u_k^2) * s / total, u_k the cycles estimated in period k,
+ * s^2 = sum (r_k - r_{k-1})^2 / (2 (n - 1)) and r_k its windows' rate.
+ * Integer arithmetic (rates with 32 fractional bits, roots with 20 more),
+ * as every printed fraction is (docs/decisions.md).
+ */
+static uint64_t sampler_error_ppm(const struct sampler *s, unsigned i, uint64_t total)
+{
+	const struct period_draw *d = (const struct period_draw *)(const void *)s->draws->data;
+	unsigned n = s->draws->len;
+	u128 estimated2 = 0, diffs = 0;
+	for (unsigned k = 0; k < n; k++) {
+		estimated2 = sat_add(estimated2, sat_mul(d[k].estimated[i], d[k].estimated[i]));
+		if (k > 0) {
+			u128 a = d[k].rate[i], b = d[k - 1].rate[i];
+			u128 diff = a > b ? a - b : b - a;
+			diffs = sat_add(diffs, sat_mul(diff, diff));
+		}
+	}
+	uint64_t root_u = isqrt128(sat_mul(estimated2, (u128)1 << 40)); /* 2^-20 units */
+	uint64_t root_s = isqrt128(sat_mul(diffs, (u128)1 << 40) / (2 * (u128)(n - 1))); /* 2^-52 */
+	u128 half = sat_mul(root_u, root_s) >> 72; /* counts */
+	u128 ppm = sat_mul(half, 1960000) / total;
+	return ppm > UINT64_MAX ? UINT64_MAX : (uint64_t)ppm;
+}
+
+void sampler_finish(struct sampler *s, uint64_t end, struct counters *per_cpu,
+		    struct sample_estimate *out)
+{
+	if (end > s->period_start)
+		sampler_close(s, end, per_cpu);
+	uint64_t totals[NR_SCALED] = {0};
+	for (unsigned c = 0; c < s->nr_cpus; c++) {
+		struct cpu_sample *cs = &s->cpus[c];
+		/* Counts after the end (a timer's flush) are the CPU's own. */
+		for (unsigned i = 0; i < NR_SCALED; i++) {
+			uint64_t after = field_of(&per_cpu[c], i) - field_of(&cs->at_period_start, i);
+			*field(&per_cpu[c], i) = cs->estimate.v[i] + after;
+			totals[i] += *field(&per_cpu[c], i);
+		}
+	}
+	out->windows = s->draws->len;
+	for (unsigned i = 0; i < NR_SCALED; i++)
+		out->error_ppm[i] = out->windows == 1 ? SAMPLE_NO_ERROR : 0;
+	for (unsigned i = 0; out->windows > 1 && i < NR_SCALED; i++)
+		out->error_ppm[i] = totals[i] ? sampler_error_ppm(s, i, totals[i]) : 0;
+}

@@ -1,0 +1,146 @@
+/*
+ * Sampled mode's estimates (src/sim/sample.c, src/workload/access.c's
+ * access_skip()), worked by hand on tiny-2cpu (1 GHz: 1 cycle = 1 ns).
+ */
+#include <criterion/criterion.h>
+#include <glib.h>
+#include "support.h"
+
+/*
+ * A reader of one page, 10 cycles an access and nothing else once the page is
+ * in its TLB, while the main thread sleeps 2 ms: a stationary loop at one
+ * access per 10 ns.
+ */
+static const char *one_page_loop =
+	"{\"name\": \"loop\", \"regions\": [{\"name\": \"r\", \"size\": 4096, \"populate\": \"all\"}],"
+	" \"tasks\": ["
+	"  {\"name\": \"main\", \"program\": ["
+	"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+	"    {\"op\": \"sleep\", \"ms\": 2},"
+	"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
+	"  {\"name\": \"reader\", \"program\": ["
+	"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+	"    {\"op\": \"access\", \"region\": \"r\", \"pages\": 1, \"while_flag\": \"run\","
+	"     \"cycles\": 10}]}]}";
+
+static struct support_run run_sampled(const char *workload, uint64_t period, uint64_t warm,
+				      uint64_t window)
+{
+	struct support_outputs outputs = {.sample_ns = {period, warm, window}};
+	return support_run_outputs("tiny-2cpu.json", "linux-4.5", NULL, workload, &outputs);
+}
+
+/*
+ * 2 ms in periods of 100 us with 10 us of warming and 10 us measured: every
+ * window counts 1 000 accesses, every period is estimated at 10 000 (the last
+ * one in proportion), so the estimate is the exact count to within one access
+ * per period, and the windows never differ: an interval of 0.
+ */
+Test(sample, a_constant_loop_is_estimated_exactly)
+{
+	struct support_run exact = support_run("tiny-2cpu.json", "linux-4.5", NULL, one_page_loop);
+	struct support_run sampled = run_sampled(one_page_loop, 100000, 10000, 10000);
+	uint64_t e = exact.result->total.accesses, s = sampled.result->total.accesses;
+	cr_assert(e > 190000 && e < 210000, "%lu accesses in 2 ms at 10 ns each", (unsigned long)e);
+	cr_expect(s + 21 >= e && s <= e + 21, "exact %lu, sampled %lu", (unsigned long)e,
+		  (unsigned long)s);
+	cr_expect(sampled.result->sampled);
+	cr_expect_geq(sampled.result->sample_windows, 19);
+	cr_expect_leq(sampled.result->sample_windows, 21);
+	cr_expect_eq(sampled.result->sample_error_ppm[0], 0, "accesses' interval");
+	/* What is simulated in full is the exact run's. */
+	cr_expect_eq(sampled.result->sim_cycles, exact.result->sim_cycles);
+	cr_expect_eq(sampled.result->total.context_switches, exact.result->total.context_switches);
+	support_run_free(&exact);
+	support_run_free(&sampled);
+}
+
+/*
+ * A flush that takes the reader's entries (mprotect of its 16 pages, 1 ms in)
+ * disturbs it: the refill is simulated, never skipped, so the misses are
+ * the exact run's (16 at the start, more after the flush), and so are the
+ * entries the flush took, which were the settled loop's.
+ */
+Test(sample, the_refill_after_a_flush_is_simulated)
+{
+	static const char *flushed =
+		"{\"name\": \"flushed\", \"regions\": [{\"name\": \"r\", \"size\": 65536,"
+		"  \"populate\": \"all\"}],"
+		" \"tasks\": ["
+		"  {\"name\": \"main\", \"program\": ["
+		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+		"    {\"op\": \"sleep\", \"ms\": 1},"
+		"    {\"op\": \"mprotect\", \"region\": \"r\", \"chunk\": 0, \"prot\": \"read\"},"
+		"    {\"op\": \"sleep\", \"ms\": 1},"
+		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
+		"  {\"name\": \"reader\", \"program\": ["
+		"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+		"    {\"op\": \"access\", \"region\": \"r\", \"pages\": 16, \"while_flag\": \"run\","
+		"     \"cycles\": 10}]}]}";
+	struct support_run exact = support_run("tiny-2cpu.json", "linux-4.5", NULL, flushed);
+	struct support_run sampled = run_sampled(flushed, 100000, 10000, 10000);
+	const struct counters *e = &exact.result->total, *s = &sampled.result->total;
+	cr_expect_gt(e->tlb_misses, 16, "%lu: 16 cold, more after the flush",
+		     (unsigned long)e->tlb_misses);
+	cr_expect_gt(e->tlb_entries_invalidated, 0);
+	cr_expect_eq(s->tlb_misses, e->tlb_misses);
+	cr_expect_eq(s->tlb_entries_invalidated, e->tlb_entries_invalidated);
+	cr_expect(s->accesses + e->accesses / 1000 >= e->accesses &&
+		  s->accesses <= e->accesses + e->accesses / 1000,
+		  "exact %lu, sampled %lu", (unsigned long)e->accesses, (unsigned long)s->accesses);
+	cr_expect_gt(sampled.result->sample_windows, 10);
+	support_run_free(&exact);
+	support_run_free(&sampled);
+}
+
+/*
+ * A loop with a round count ends after a number of accesses, not at a time:
+ * it is never skipped, and a run of it is the exact run, counter for
+ * counter, with no window.
+ */
+Test(sample, a_counted_loop_is_never_skipped)
+{
+	static const char *counted =
+		"{\"name\": \"counted\", \"regions\": [{\"name\": \"r\", \"size\": 65536,"
+		"  \"populate\": \"all\"}],"
+		" \"tasks\": [{\"name\": \"reader\", \"program\": ["
+		"   {\"op\": \"access\", \"region\": \"r\", \"pages\": 16, \"rounds\": 20000,"
+		"    \"cycles\": 10}]}]}";
+	struct support_run exact = support_run("tiny-2cpu.json", "linux-4.5", NULL, counted);
+	struct support_run sampled = run_sampled(counted, 100000, 10000, 10000);
+	cr_expect_eq(sampled.result->total.accesses, 320000);
+	for (unsigned i = 0; i < counters_count(); i++)
+		cr_expect_eq(counters_get(&sampled.result->total, i),
+			     counters_get(&exact.result->total, i), "%s", counters_names[i]);
+	cr_expect_eq(sampled.result->sample_windows, 0);
+	cr_expect_eq(sampled.result->sim_cycles, exact.result->sim_cycles);
+	support_run_free(&exact);
+	support_run_free(&sampled);
+}
+
+/* Until a loop has run its table SAMPLE_WARM_ROUNDS (4) times it is not
+ * skipped: a run shorter than that is exact. */
+Test(sample, a_cold_loop_is_not_skipped)
+{
+	static const char *short_run =
+		"{\"name\": \"short\", \"regions\": [{\"name\": \"r\", \"size\": \"4M\","
+		"  \"populate\": \"all\"}],"
+		" \"tasks\": ["
+		"  {\"name\": \"main\", \"program\": ["
+		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+		"    {\"op\": \"sleep\", \"ms\": 1},"
+		"    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
+		"  {\"name\": \"reader\", \"program\": ["
+		"    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+		"    {\"op\": \"access\", \"region\": \"r\", \"pages\": 1024, \"while_flag\": \"run\","
+		"     \"cycles\": 2000}]}]}";
+	/* 1 ms at >= 2 000 ns per access: the flag clears within the first
+	 * round, which the loop finishes (1 024 accesses), one round of 4. */
+	struct support_run exact = support_run("tiny-2cpu.json", "linux-4.5", NULL, short_run);
+	struct support_run sampled = run_sampled(short_run, 100000, 10000, 10000);
+	cr_assert_eq(exact.result->total.accesses, 1024);
+	cr_expect_eq(sampled.result->total.accesses, exact.result->total.accesses);
+	cr_expect_eq(sampled.result->sample_windows, 0);
+	support_run_free(&exact);
+	support_run_free(&sampled);
+}
