@@ -60,6 +60,7 @@ bool access_begin(struct itask *ts, const struct op *op)
 				      : NULL,
 		.write = write != 0,
 		.cycles = (uint64_t)cycles,
+		.disturb_cpu = UINT_MAX, /* none seen yet */
 	};
 	uint64_t size = page_size_bytes(r->page_size);
 	for (uint64_t i = 0; i < a->nr; i++) {
@@ -249,15 +250,16 @@ static enum access_result access_one(struct kernel *k, struct itask *ts, struct 
 }
 
 /*
- * Sampled mode (machine.h, "Sampling"): in a period's skipped rest, a loop
- * that access_quiet() calls stationary is busy up to the horizon (never past
- * the rest's end) without simulating its accesses; the sampler estimates
- * what they would have counted.  Two transients are simulated, never
- * skipped, since no window stands for them: the cold start, until the loop
- * has run its table SAMPLE_WARM_ROUNDS times access by access (its TLBs and
- * caches filling); and the refill after a disturbance, a flush that removed
- * entries from the CPU's TLBs or a task switch there, until it has made as
- * many accesses as its table has (every page translated again).
+ * Sampled mode (machine.h, "Sampling"): in a period's skipped rest, a
+ * settled loop is busy up to the horizon (never past the rest's end)
+ * without simulating its accesses; the sampler estimates what they would
+ * have counted.  Settled: access_quiet() (open-ended, cannot fault), and
+ * past two transients that no window stands for, which are simulated: the
+ * cold start, until the loop has run its table SAMPLE_WARM_ROUNDS times
+ * access by access (its TLBs and caches filling); and the refill after a
+ * disturbance, a flush that removed entries from its core's TLBs or a task
+ * switch on its core, until it has made as many accesses as its table has
+ * (every page translated again).
  */
 #define SAMPLE_WARM_ROUNDS 4
 
