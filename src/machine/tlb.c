@@ -53,6 +53,10 @@ struct tlb {
 	bool sets_pow2;
 	unsigned sets;
 	uint64_t stamp; /* last LRU stamp handed out; 0 is never given to an entry */
+	/* Valid entries: a flush of the whole structure stops once it has seen
+	 * them all, and costs nothing in an empty one (a broadcast reaches every
+	 * CPU's TLBs, most of them empty or nearly). */
+	unsigned valid;
 	struct tlb_stats stats;
 	struct tlb_geometry geo;
 	unsigned nr_sizes;             /* page sizes held, i.e. popcount(geo.page_sizes) */
@@ -415,6 +419,7 @@ static inline void fill_entry(struct tlb *tlb, struct set s, unsigned w, uint64_
 	if (evicts)
 		tlb->stats.evictions++;
 	tlb->stats.fills++;
+	tlb->valid += s.tag[w] == 0;
 	s.tag[w] = tag;
 	s.id[w] = id;
 	s.gen[w] = gen;
@@ -518,27 +523,33 @@ unsigned tlb_flush_one(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner
 			}
 		}
 	}
+	tlb->valid -= removed;
 	tlb->stats.invalidated += removed;
 	return removed;
 }
 
-/* Drop every valid entry of @owner, and of @asid unless @any_asid.  Walks all sets. */
+/* Drop every valid entry of @owner, and of @asid unless @any_asid.  Walks the
+ * sets until it has seen every valid entry. */
 static unsigned flush_matching(struct tlb *tlb, bool any_asid, uint16_t asid, int owner)
 {
-	unsigned removed = 0;
+	unsigned removed = 0, unseen = tlb->valid;
 
-	for (size_t set = 0; set < tlb->sets; set++) {
+	for (size_t set = 0; set < tlb->sets && unseen; set++) {
 		struct set s = set_view(tlb->mem + set * tlb->set_bytes, tlb->ways);
 
 		for (unsigned w = 0; w < tlb->ways; w++) {
 			uint32_t id = s.id[w];
-			if (s.tag[w] && (any_asid || (id >> 16) == asid) &&
+			if (!s.tag[w])
+				continue;
+			unseen--;
+			if ((any_asid || (id >> 16) == asid) &&
 			    (owner == TLB_ANY_OWNER || (id & 0xffff) == (unsigned)owner)) {
 				invalidate(s, w);
 				removed++;
 			}
 		}
 	}
+	tlb->valid -= removed;
 	tlb->stats.invalidated += removed;
 	return removed;
 }
@@ -555,15 +566,7 @@ unsigned tlb_flush_all(struct tlb *tlb, int owner)
 
 unsigned tlb_occupancy(const struct tlb *tlb)
 {
-	unsigned n = 0;
-
-	for (size_t set = 0; set < tlb->sets; set++) {
-		struct set s = set_view(tlb->mem + set * tlb->set_bytes, tlb->ways);
-
-		for (unsigned w = 0; w < tlb->ways; w++)
-			n += s.tag[w] != 0;
-	}
-	return n;
+	return tlb->valid;
 }
 
 /* Off the access path: only a directory's flush asks (a sharer check). */
