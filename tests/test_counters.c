@@ -126,3 +126,21 @@ Test(counters, totals_of_many)
 		cr_expect_eq(counters_get(&total, i), (0 + 1 + 2 + 3 + 4) * 1000 + 5 * i, "%s",
 			     counters_names[i]);
 }
+
+/* counters_add_delta() adds what each field grew by, every field. */
+Test(counters, add_delta_adds_each_fields_growth)
+{
+	struct counters dst, now, then;
+
+	memset(&dst, 0, sizeof(dst));
+	memset(&now, 0, sizeof(now));
+	memset(&then, 0, sizeof(then));
+	for (unsigned i = 0; i < nr_declared; i++) {
+		*field_by_index(&dst, i) = i;
+		*field_by_index(&then, i) = 10 * i;
+		*field_by_index(&now, i) = 10 * i + 7;
+	}
+	counters_add_delta(&dst, &now, &then);
+	for (unsigned i = 0; i < nr_declared; i++)
+		cr_expect_eq(counters_get(&dst, i), i + 7, "%s", counters_names[i]);
+}

@@ -1208,3 +1208,38 @@ Test(machine_lookahead, horizon_is_the_minimum_of_its_terms)
 		}
 	}
 }
+
+/*
+ * Sampled mode's settled spans: what a CPU counts between a settled note and
+ * the next unsettled one is summed, the open span's so far included; what it
+ * counts while unsettled is not.
+ */
+Test(machine, sample_settled_spans_sum_what_settled_accesses_counted)
+{
+	struct cpu cpu;
+	struct counters counts;
+	uint64_t busy;
+
+	memset(&cpu, 0, sizeof(cpu));
+	cpu.counters.accesses = 5;
+	cpu.sample_access_cycles = 50;
+	machine_sample_note(&cpu, true);
+	cpu.counters.accesses = 9;
+	cpu.sample_access_cycles = 90;
+	machine_sample_settled_totals(&cpu, &counts, &busy);
+	cr_expect_eq(counts.accesses, 4);
+	cr_expect_eq(busy, 40);
+	machine_sample_note(&cpu, true); /* still settled: the span goes on */
+	machine_sample_note(&cpu, false);
+	cpu.counters.accesses = 20; /* a refill, unsettled */
+	cpu.sample_access_cycles = 200;
+	machine_sample_settled_totals(&cpu, &counts, &busy);
+	cr_expect_eq(counts.accesses, 4);
+	cr_expect_eq(busy, 40);
+	machine_sample_note(&cpu, true);
+	cpu.counters.accesses = 21;
+	cpu.sample_access_cycles = 210;
+	machine_sample_settled_totals(&cpu, &counts, &busy);
+	cr_expect_eq(counts.accesses, 5);
+	cr_expect_eq(busy, 50);
+}

@@ -16,6 +16,14 @@ void counters_add(struct counters *dst, const struct counters *src)
 #undef COUNTERS_ADD
 }
 
+void counters_add_delta(struct counters *dst, const struct counters *now,
+			const struct counters *then)
+{
+#define COUNTERS_ADD_DELTA(name) dst->name += now->name - then->name;
+	COUNTERS_FOREACH(COUNTERS_ADD_DELTA)
+#undef COUNTERS_ADD_DELTA
+}
+
 unsigned counters_count(void)
 {
 	return sizeof(struct counters) / sizeof(uint64_t);

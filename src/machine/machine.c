@@ -664,3 +664,29 @@ unsigned machine_tlb_occupancy(const struct machine *machine, const struct cpu *
 		total += tlb_occupancy(cpu->tlbs[i]);
 	return total;
 }
+
+void machine_sample_note(struct cpu *cpu, bool settled)
+{
+	if (settled == cpu->sample_span_open)
+		return;
+	if (settled) {
+		cpu->sample_span_start = cpu->counters;
+		cpu->sample_span_busy = cpu->sample_access_cycles;
+	} else {
+		counters_add_delta(&cpu->sample_settled_counts, &cpu->counters,
+				   &cpu->sample_span_start);
+		cpu->sample_settled_busy += cpu->sample_access_cycles - cpu->sample_span_busy;
+	}
+	cpu->sample_span_open = settled;
+}
+
+void machine_sample_settled_totals(const struct cpu *cpu, struct counters *counts,
+				   uint64_t *busy)
+{
+	*counts = cpu->sample_settled_counts;
+	*busy = cpu->sample_settled_busy;
+	if (cpu->sample_span_open) {
+		counters_add_delta(counts, &cpu->counters, &cpu->sample_span_start);
+		*busy += cpu->sample_access_cycles - cpu->sample_span_busy;
+	}
+}

@@ -43,13 +43,12 @@ struct scaled_sum {
 
 /* Per CPU.  "Busy": cycles of simulated accesses (cpu->sample_access_cycles). */
 struct cpu_sample {
-	struct counters at_period_start, at_window_start, at_run_start;
-	uint64_t busy_at_window_start;
-	bool window_clean; /* its loop was settled when this period's window began */
-	uint64_t signature_at_window_start;
-	/* The last clean window in which it ran accesses: settled throughout,
-	 * with no flush taking entries and no task switch on its core, as a
-	 * skipped span is. */
+	struct counters at_period_start, at_run_start;
+	/* Its settled totals (machine_sample_settled_totals()) at the window's start. */
+	struct counters settled_at_window_start;
+	uint64_t settled_busy_at_window_start;
+	/* What its loop counted while settled in the last window that had any
+	 * settled accesses: what a skipped span counts, per cycle. */
 	struct scaled_sum window;
 	uint64_t window_busy;
 	struct scaled_sum estimate; /* closed periods */
@@ -66,14 +65,6 @@ struct sampler {
 	GArray *draws; /* struct period_draw */
 };
 
-/* Is @cpu's loop settled now: so judged at its last access (access.c,
- * access_settled()), and not disturbed since? */
-static bool settled(const struct machine *machine, const struct cpu *cpu)
-{
-	return cpu->sample_settled &&
-	       cpu->sample_signature == machine_sample_signature(machine, cpu);
-}
-
 /* @count scaled by @num / @den, rounded to the nearest. */
 static uint64_t scale(uint64_t count, uint64_t num, uint64_t den)
 {
@@ -83,38 +74,34 @@ static uint64_t scale(uint64_t count, uint64_t num, uint64_t den)
 
 static void sampler_window_start(struct sampler *s)
 {
-	const struct machine *m = s->k->machine;
 	for (unsigned c = 0; c < s->nr_cpus; c++) {
-		const struct cpu *cpu = &m->cpus[c];
 		struct cpu_sample *cs = &s->cpus[c];
-		cs->at_window_start = cpu->counters;
-		cs->busy_at_window_start = cpu->sample_access_cycles;
-		cs->signature_at_window_start = machine_sample_signature(m, cpu);
-		cs->window_clean = settled(m, cpu);
+		machine_sample_settled_totals(&s->k->machine->cpus[c], &cs->settled_at_window_start,
+					      &cs->settled_busy_at_window_start);
 	}
 }
 
 static void sampler_window_end(struct sampler *s)
 {
-	const struct machine *m = s->k->machine;
 	for (unsigned c = 0; c < s->nr_cpus; c++) {
-		const struct cpu *cpu = &m->cpus[c];
 		struct cpu_sample *cs = &s->cpus[c];
-		uint64_t busy = cpu->sample_access_cycles - cs->busy_at_window_start;
-		if (!busy || !cs->window_clean || !settled(m, cpu) ||
-		    machine_sample_signature(m, cpu) != cs->signature_at_window_start)
-			continue; /* keep the last clean window */
+		struct counters now;
+		uint64_t busy;
+		machine_sample_settled_totals(&s->k->machine->cpus[c], &now, &busy);
+		if (busy == cs->settled_busy_at_window_start)
+			continue; /* no settled access: keep the last window's */
+		const struct counters *then = &cs->settled_at_window_start;
 		for (unsigned i = 0; i < NR_SCALED; i++)
-			cs->window.v[i] = field_of(&cpu->counters, i) - field_of(&cs->at_window_start, i);
-		cs->window_busy = busy;
+			cs->window.v[i] = field_of(&now, i) - field_of(then, i);
+		cs->window_busy = busy - cs->settled_busy_at_window_start;
 	}
 }
 
 /*
  * Books the period [period_start, @end) of every CPU; @counters: the CPUs'
  * counters at @end, one per CPU.  A CPU that skipped cycles of accesses
- * counts what it simulated plus its last clean window's count per busy
- * cycle over them (before any clean window, the rate of everything it
+ * counts what it simulated plus its last window's settled count per cycle
+ * of settled accesses over them (before any, the rate of everything it
  * simulated so far).
  */
 static void sampler_close(struct sampler *s, uint64_t end, const struct counters *counters)

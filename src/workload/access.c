@@ -302,6 +302,7 @@ static bool access_skip(const struct kernel *k, struct itask *ts, struct cpu *cp
 	/* Kept in windows too: a window measures only settled loops. */
 	cpu->sample_settled = access_settled(k, ts, cpu) && access_quiet(ts);
 	cpu->sample_signature = ts->access.disturb_signature;
+	machine_sample_note(cpu, cpu->sample_settled);
 	uint64_t skip_end = machine_sample_skip_end(&k->machine->sample, *t);
 	if (skip_end <= *t || *t >= horizon || !cpu->sample_settled ||
 	    !core_settled(k, ts->interp, cpu))

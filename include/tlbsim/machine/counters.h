@@ -101,6 +101,9 @@ struct counters {
 
 /* dst += src, field by field. */
 void counters_add(struct counters *dst, const struct counters *src);
+/* dst += now - then, field by field. */
+void counters_add_delta(struct counters *dst, const struct counters *now,
+			const struct counters *then);
 /* Names in declaration order, NULL-terminated. */
 extern const char *const counters_names[];
 /* Field by index (declaration order), for table-driven output. */

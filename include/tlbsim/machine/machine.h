@@ -81,6 +81,13 @@ struct cpu {
 	 * machine_sample_signature() = @sample_signature. */
 	bool sample_settled;
 	uint64_t sample_signature;
+	/* What it counted while its loop was settled and simulated: the closed
+	 * spans' sum and the open one's start (machine_sample_note()). */
+	bool sample_span_open;
+	uint64_t sample_span_busy; /* sample_access_cycles at the open span's start */
+	struct counters sample_span_start;
+	struct counters sample_settled_counts;
+	uint64_t sample_settled_busy;
 
 	struct counters counters;
 };
@@ -305,6 +312,16 @@ static inline uint64_t machine_sample_signature(const struct machine *machine,
 	}
 	return sum;
 }
+
+/*
+ * Sampled mode: @cpu's next simulated access is of a settled loop or not
+ * (the interpreter's judgement).  Opens or closes a settled span; what a
+ * CPU counts in settled spans is what a skipped span would have counted.
+ */
+void machine_sample_note(struct cpu *cpu, bool settled);
+/* Counts and cycles of accesses of @cpu's settled spans so far, the open one included. */
+void machine_sample_settled_totals(const struct cpu *cpu, struct counters *counts,
+				   uint64_t *busy);
 
 static inline unsigned cpu_lane(const struct cpu *cpu)
 {

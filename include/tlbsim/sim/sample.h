@@ -6,13 +6,13 @@
  *
  * At each window's start and end and at each period's end, an event on the
  * global lane, which bounds every CPU's run-ahead, snapshots the per-CPU
- * counters: a window counts exactly what the CPUs did inside it.  A window
- * is clean for a CPU if its loop was settled throughout (access.c: past its
- * cold start and any refill, no flush taking entries and no task switch on
- * its core), which is what a skipped span is.  When a period closes, a CPU
- * that skipped accesses in it adds, for the counters accesses drive, its
- * last clean window's count per cycle of accesses over the cycles it
- * skipped, to what it simulated.  Every other counter (flushes and the
+ * counters: a window counts exactly what the CPUs did inside it.  Of a
+ * window only the accesses of settled loops count (access.c: past the cold
+ * start and any refill; machine_sample_note() keeps their sums), since a
+ * skipped span is settled.  When a period closes, a CPU that skipped
+ * accesses in it adds, for the counters accesses drive, its last window's
+ * settled count per cycle of settled accesses over the cycles it skipped,
+ * to what it simulated.  Every other counter (flushes and the
  * entries they take, IPIs, syscalls, locks, stale hits) is what was
  * simulated: a flush in a skipped span finds the TLBs as the settled loop
  * left them, and the refill after it is simulated.
