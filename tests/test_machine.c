@@ -1217,10 +1217,16 @@ Test(machine_lookahead, horizon_is_the_minimum_of_its_terms)
 Test(machine, sample_settled_spans_sum_what_settled_accesses_counted)
 {
 	struct cpu cpu;
+	struct machine_settled_spans spans;
 	struct counters counts;
 	uint64_t busy;
 
 	memset(&cpu, 0, sizeof(cpu));
+	memset(&spans, 0, sizeof(spans));
+	machine_sample_note(&cpu, true); /* not sampling: nothing kept */
+	machine_sample_settled_totals(&cpu, &counts, &busy);
+	cr_expect_eq(busy, 0);
+	cpu.sample_spans = &spans;
 	cpu.counters.accesses = 5;
 	cpu.sample_access_cycles = 50;
 	machine_sample_note(&cpu, true);

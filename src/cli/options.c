@@ -236,14 +236,16 @@ void options_sweep_config(const struct options *o, struct sweep_config *config)
 	options_sample_plan(o, config->sample_ns);
 }
 
-/* "PERIOD:WARM:WINDOW", decimal simulated ns, WINDOW > 0, WARM + WINDOW < PERIOD. */
+/* "PERIOD:WARM:WINDOW", decimal simulated ns up to 10^15 (in cycles they
+ * fit 64 bits at any clock), WINDOW > 0, WARM + WINDOW < PERIOD. */
 static bool parse_sample_plan(const char *text, uint64_t plan_ns[3])
 {
 	char **parts = g_strsplit(text, ":", -1);
 	bool ok = g_strv_length(parts) == 3;
 	for (unsigned i = 0; ok && i < 3; i++) {
 		guint64 v;
-		ok = g_ascii_string_to_unsigned(parts[i], 10, 0, G_MAXUINT64 / 4, &v, NULL);
+		ok = g_ascii_string_to_unsigned(parts[i], 10, 0, UINT64_C(1000000000000000), &v,
+						NULL);
 		plan_ns[i] = v;
 	}
 	g_strfreev(parts);

@@ -272,6 +272,7 @@ void machine_free(struct machine *machine)
 		g_free(machine->cpus[c].core_cpus);
 	}
 	g_free(machine->all_tlbs);
+	g_free(machine->settled_spans);
 	g_free(machine->bounds);
 	g_free(machine->walker_free);
 	g_free(machine->cpus);
@@ -665,28 +666,37 @@ unsigned machine_tlb_occupancy(const struct machine *machine, const struct cpu *
 	return total;
 }
 
+void machine_sample_begin(struct machine *machine)
+{
+	g_assert(!machine->settled_spans);
+	machine->settled_spans = g_new0(struct machine_settled_spans, machine->nr_cpus);
+	for (unsigned c = 0; c < machine->nr_cpus; c++)
+		machine->cpus[c].sample_spans = &machine->settled_spans[c];
+}
+
 void machine_sample_note(struct cpu *cpu, bool settled)
 {
-	if (settled == cpu->sample_span_open)
+	struct machine_settled_spans *s = cpu->sample_spans;
+	if (!s || settled == s->open)
 		return;
 	if (settled) {
-		cpu->sample_span_start = cpu->counters;
-		cpu->sample_span_busy = cpu->sample_access_cycles;
+		s->open_start = cpu->counters;
+		s->open_busy = cpu->sample_access_cycles;
 	} else {
-		counters_add_delta(&cpu->sample_settled_counts, &cpu->counters,
-				   &cpu->sample_span_start);
-		cpu->sample_settled_busy += cpu->sample_access_cycles - cpu->sample_span_busy;
+		counters_add_delta(&s->counts, &cpu->counters, &s->open_start);
+		s->busy += cpu->sample_access_cycles - s->open_busy;
 	}
-	cpu->sample_span_open = settled;
+	s->open = settled;
 }
 
 void machine_sample_settled_totals(const struct cpu *cpu, struct counters *counts,
 				   uint64_t *busy)
 {
-	*counts = cpu->sample_settled_counts;
-	*busy = cpu->sample_settled_busy;
-	if (cpu->sample_span_open) {
-		counters_add_delta(counts, &cpu->counters, &cpu->sample_span_start);
-		*busy += cpu->sample_access_cycles - cpu->sample_span_busy;
+	const struct machine_settled_spans *s = cpu->sample_spans;
+	*counts = s ? s->counts : (struct counters){0};
+	*busy = s ? s->busy : 0;
+	if (s && s->open) {
+		counters_add_delta(counts, &cpu->counters, &s->open_start);
+		*busy += cpu->sample_access_cycles - s->open_busy;
 	}
 }

@@ -209,6 +209,7 @@ struct sampler *sampler_new(struct kernel *k, const struct machine_sample_plan *
 		s->cpus[c].at_period_start = k->machine->cpus[c].counters;
 		s->cpus[c].at_run_start = k->machine->cpus[c].counters;
 	}
+	machine_sample_begin(k->machine);
 	/* A stream of its own: the workload's draws stay those of an exact run. */
 	rng_seed_stream(&s->rng, seed, UINT64_C(0x73616d706c65));
 	sampler_period_start(s, 0);

@@ -19,7 +19,7 @@ struct report_meta {
 	const struct workload *w;
 	bool host_time;      /* fill host_seconds (the only host-dependent column) */
 	double host_seconds;
-	bool sampled; /* --sample: the columns sample_windows and sample_error follow */
+	bool sampled; /* --sample: sample_windows and the *_rel_ci95 columns follow */
 	/* Leading columns' values (a sweep's run index and grid point, --label),
 	 * NULL-terminated, one per name given to report_csv_header(); NULL: none. */
 	const char *const *label_values;

@@ -81,13 +81,9 @@ struct cpu {
 	 * machine_sample_signature() = @sample_signature. */
 	bool sample_settled;
 	uint64_t sample_signature;
-	/* What it counted while its loop was settled and simulated: the closed
-	 * spans' sum and the open one's start (machine_sample_note()). */
-	bool sample_span_open;
-	uint64_t sample_span_busy; /* sample_access_cycles at the open span's start */
-	struct counters sample_span_start;
-	struct counters sample_settled_counts;
-	uint64_t sample_settled_busy;
+	/* What it counted while its loop was settled and simulated
+	 * (machine_sample_note()); NULL unless sampling. */
+	struct machine_settled_spans *sample_spans;
 
 	struct counters counters;
 };
@@ -144,6 +140,15 @@ struct machine_sample_plan {
 	uint64_t period, warm, window;
 };
 
+/* The closed spans' sum and the open one's start. */
+struct machine_settled_spans {
+	bool open;
+	uint64_t open_busy; /* sample_access_cycles at the open span's start */
+	struct counters open_start;
+	struct counters counts;
+	uint64_t busy;
+};
+
 struct machine_sample {
 	bool on;
 	uint64_t exact_from, exact_to; /* this period's warming and window */
@@ -186,6 +191,7 @@ struct machine {
 	 * ahead: with it off they stay those of tracked interrupts. */
 	bool per_destination;
 	struct machine_sample sample;
+	struct machine_settled_spans *settled_spans; /* per CPU, while sampling */
 	/* Registered per-destination bounds; slots up to nr_bounds, reused. */
 	unsigned nr_bounds, cap_bounds;
 	struct machine_bound *bounds;
@@ -312,6 +318,9 @@ static inline uint64_t machine_sample_signature(const struct machine *machine,
 	}
 	return sum;
 }
+
+/* Sampled mode begins: every CPU keeps its settled spans from now on. */
+void machine_sample_begin(struct machine *machine);
 
 /*
  * Sampled mode: @cpu's next simulated access is of a settled loop or not
