@@ -5,6 +5,7 @@
 #   3. end to end: tlbsim -T haswell-i7 -w munmap16
 #   4. scale: the munmap harness, one accessor per CPU, on 8..1024 CPUs
 #   5. locks: tlbsim -T amd-milan-36c -w tlb_flush2 -p linux-6.15 (36 tasks)
+#   6. sweeps: four runs with --jobs 1, then with --jobs 2
 # Each figure is the median (min–max) of several runs.  It configures a
 # Release build of this source tree in a temporary directory (removed at the
 # end), so it measures the working tree as it is.
@@ -20,7 +21,8 @@
 #   --write       also write the summary table into docs/performance.md
 #                 (not with --quick: that is no measurement)
 # Needs cmake, a C compiler, GNU time (/usr/bin/time), awk.  Never runs more
-# than one benchmark at a time (the build uses at most 2 jobs).
+# than one benchmark at a time (the build and the sweep with --jobs 2 use at
+# most 2 jobs).
 set -euo pipefail
 
 reps=5
@@ -313,6 +315,32 @@ echo "| $(stats "$locks.rows" 1 2) | $(stats "$locks.rows" 2 2) | $(stats "$lock
 locks_case="amd-milan-36c, tlb_flush2, linux-6.15, 36 tasks"
 summary "locks" "$locks_case (per run: $locks_run)" "wall s" "$(stats "$locks.rows" 1 2)"
 summary "locks" "$locks_case" "M events per wall s" "$(stats "$locks.rows" 5 3)"
+
+# ---- 6. sweeps ------------------------------------------------------------------------
+echo "## 6. Sweeps: \`tlbsim sweep\` with \`--jobs 1\` and \`--jobs 2\`"
+echo
+sweep_args=(sweep -T haswell-i7 -w munmap16 --set workload.munmaps=512 --vary seed=1..4 -q)
+[ "$quick" = 1 ] && sweep_args=(sweep -T haswell-i7 -w munmap16 --set workload.munmaps=16 \
+	--vary seed=1..2 -q)
+sweeps="$work/sweeps"
+: >"$sweeps.rows"
+for _ in $(seq "$reps"); do
+	for j in 1 2; do
+		/usr/bin/time -o "$sweeps.t" -f "%e" "$tlbsim" "${sweep_args[@]}" --jobs "$j" \
+			-o "$sweeps.csv"
+		printf '%s ' "$(cat "$sweeps.t")" >>"$sweeps.rows"
+	done
+	echo >>"$sweeps.rows"
+done
+# per repetition: wall s with one job, with two, and their ratio
+awk '{ printf "%s %s %.2f\n", $1, $2, $1 / $2 }' "$sweeps.rows" >"$sweeps.r"
+echo "\`tlbsim ${sweep_args[*]}\`, each repetition both ways, one after the other."
+echo
+echo "| wall s, --jobs 1 | wall s, --jobs 2 | speed-up |"
+echo "|---:|---:|---:|"
+echo "| $(stats "$sweeps.r" 1 2) | $(stats "$sweeps.r" 2 2) | $(stats "$sweeps.r" 3 2) |"
+echo
+summary "sweeps" "haswell-i7, munmap16 (512 munmaps), seeds 1-4" "wall s, --jobs 2" "$(stats "$sweeps.r" 2 2)" "$(stats "$sweeps.r" 3 2)× faster than --jobs 1"
 
 load_end="$(loadavg)"
 echo
