@@ -115,7 +115,7 @@ static void sampler_close(struct sampler *s, uint64_t end, const struct counters
 		uint64_t skipped = cpu->sample_skipped_cycles;
 		for (unsigned i = 0; i < NR_SCALED; i++) {
 			uint64_t own = field_of(now, i) - field_of(&cs->at_period_start, i);
-			uint64_t count, per, over = skipped;
+			uint64_t count, per;
 			if (cs->window_busy) {
 				count = cs->window.v[i];
 				per = cs->window_busy;
@@ -127,8 +127,8 @@ static void sampler_close(struct sampler *s, uint64_t end, const struct counters
 				cs->estimate.v[i] += own;
 				continue;
 			}
-			cs->estimate.v[i] += own + scale(count, over, per);
-			draw.estimated[i] += over;
+			cs->estimate.v[i] += own + scale(count, skipped, per);
+			draw.estimated[i] += skipped;
 			measured[i] += count;
 			busy[i] += per;
 		}
