@@ -33,7 +33,7 @@ static inline uint64_t field_of(const struct counters *c, unsigned i)
  * used (their windows' counts per cycle, summed, 32 fractional bits).
  */
 struct period_draw {
-	uint64_t estimated[NR_SCALED];
+	uint64_t estimated;
 	u128 rate[NR_SCALED];
 };
 
@@ -113,35 +113,27 @@ static void sampler_close(struct sampler *s, uint64_t end, const struct counters
 		struct cpu_sample *cs = &s->cpus[c];
 		const struct counters *now = &counters[c];
 		uint64_t skipped = cpu->sample_skipped_cycles;
+		/* Before any window with settled accesses: all it simulated so far. */
+		uint64_t per = cs->window_busy ? cs->window_busy : cpu->sample_access_cycles;
+		if (!per)
+			skipped = 0;
 		for (unsigned i = 0; i < NR_SCALED; i++) {
 			uint64_t own = field_of(now, i) - field_of(&cs->at_period_start, i);
-			uint64_t count, per;
-			if (cs->window_busy) {
-				count = cs->window.v[i];
-				per = cs->window_busy;
-			} else {
-				count = field_of(now, i) - field_of(&cs->at_run_start, i);
-				per = cpu->sample_access_cycles;
-			}
-			if (!skipped || !per) {
-				cs->estimate.v[i] += own;
-				continue;
-			}
-			cs->estimate.v[i] += own + scale(count, skipped, per);
-			draw.estimated[i] += skipped;
-			measured[i] += count;
-			busy[i] += per;
+			uint64_t count = cs->window_busy
+					     ? cs->window.v[i]
+					     : field_of(now, i) - field_of(&cs->at_run_start, i);
+			cs->estimate.v[i] += own + (skipped ? scale(count, skipped, per) : 0);
+			measured[i] += skipped ? count : 0;
+			busy[i] += skipped ? per : 0;
 		}
+		draw.estimated += skipped;
 		cpu->sample_skipped_cycles = 0;
 		cs->at_period_start = *now;
 	}
-	bool any = false;
-	for (unsigned i = 0; i < NR_SCALED; i++) {
+	for (unsigned i = 0; i < NR_SCALED; i++)
 		if (busy[i])
 			draw.rate[i] = (measured[i] << 32) / busy[i];
-		any |= draw.estimated[i] != 0;
-	}
-	if (any)
+	if (draw.estimated)
 		g_array_append_val(s->draws, draw);
 	s->period_start = end;
 }
@@ -268,7 +260,7 @@ static uint64_t sampler_error_ppm(const struct sampler *s, unsigned i, uint64_t 
 	unsigned n = s->draws->len;
 	u128 estimated2 = 0, diffs = 0;
 	for (unsigned k = 0; k < n; k++) {
-		estimated2 = sat_add(estimated2, sat_mul(d[k].estimated[i], d[k].estimated[i]));
+		estimated2 = sat_add(estimated2, sat_mul(d[k].estimated, d[k].estimated));
 		if (k > 0) {
 			u128 a = d[k].rate[i], b = d[k - 1].rate[i];
 			u128 diff = a > b ? a - b : b - a;

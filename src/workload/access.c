@@ -273,7 +273,7 @@ static bool access_settled(const struct kernel *k, struct itask *ts, const struc
 		a->disturb_accesses = ts->accesses;
 	}
 	return a->rounds_simulated >= SAMPLE_WARM_ROUNDS &&
-	       ts->accesses - a->disturb_accesses >= a->nr;
+	       ts->accesses - a->disturb_accesses >= a->nr && access_quiet(ts);
 }
 
 /*
@@ -290,7 +290,7 @@ static bool core_settled(const struct kernel *k, const struct interp *ip, const 
 		if (other == cpu || !task || task->data != ip)
 			continue;
 		struct itask *ots = (struct itask *)task;
-		if (ots->access.active && !(access_settled(k, ots, other) && access_quiet(ots)))
+		if (ots->access.active && !access_settled(k, ots, other))
 			return false;
 	}
 	return true;
@@ -299,12 +299,11 @@ static bool core_settled(const struct kernel *k, const struct interp *ip, const 
 static bool access_skip(const struct kernel *k, struct itask *ts, struct cpu *cpu, uint64_t *t,
 			uint64_t horizon)
 {
-	/* Kept in windows too: a window measures only settled loops. */
-	cpu->sample_settled = access_settled(k, ts, cpu) && access_quiet(ts);
-	cpu->sample_signature = ts->access.disturb_signature;
-	machine_sample_note(cpu, cpu->sample_settled);
+	/* Noted in windows too: a window measures only settled loops. */
+	bool settled = access_settled(k, ts, cpu);
+	machine_sample_note(cpu, settled);
 	uint64_t skip_end = machine_sample_skip_end(&k->machine->sample, *t);
-	if (skip_end <= *t || *t >= horizon || !cpu->sample_settled ||
+	if (skip_end <= *t || *t >= horizon || !settled ||
 	    !core_settled(k, ts->interp, cpu))
 		return false;
 	uint64_t to = MIN(horizon, skip_end);

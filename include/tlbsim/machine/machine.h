@@ -76,11 +76,6 @@ struct cpu {
 	 * (always counted), and cycles it skipped (reset by the sampler). */
 	uint64_t sample_access_cycles;
 	uint64_t sample_skipped_cycles;
-	/* Its last access's loop could have been skipped (the interpreter's
-	 * judgement: past its cold start and any refill), as of
-	 * machine_sample_signature() = @sample_signature. */
-	bool sample_settled;
-	uint64_t sample_signature;
 	/* What it counted while its loop was settled and simulated
 	 * (machine_sample_note()); NULL unless sampling. */
 	struct machine_settled_spans *sample_spans;
