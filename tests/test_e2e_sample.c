@@ -57,6 +57,12 @@ Test(e2e_sample, plan_and_option_errors_are_refused)
 	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--sample", "--trace", "t.json", NULL);
 	expect_input_error(&r, "--sample does not go with --trace", NULL);
 	run_clear(&r);
+	/* A plan fine in ns may leave no cycle at the machine's clock: 1 ns at
+	 * 0.1 GHz. */
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--sample", "--sample-plan", "1000:0:1",
+		   "--set", "topology.clock_ghz=0.1", NULL);
+	expect_input_error(&r, "the sampling plan leaves no measured window", "at 0.100 GHz", NULL);
+	run_clear(&r);
 	/* A period of 0 ns has no room for anything. */
 	run_tlbsim(&r, "-T", "haswell-i7", "-w", SMALL, "--sample", "--sample-plan", "0:0:1", NULL);
 	expect_input_error(&r, "--sample-plan 0:0:1", NULL);

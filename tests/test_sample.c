@@ -23,11 +23,17 @@ static const char *one_page_loop =
 	"    {\"op\": \"access\", \"region\": \"r\", \"pages\": 1, \"while_flag\": \"run\","
 	"     \"cycles\": 10}]}]}";
 
+static struct support_run run_sampled_on(const char *topology, const char *workload,
+					 uint64_t period, uint64_t warm, uint64_t window)
+{
+	struct support_outputs outputs = {.sample_ns = {period, warm, window}};
+	return support_run_outputs(topology, "linux-4.5", NULL, workload, &outputs);
+}
+
 static struct support_run run_sampled(const char *workload, uint64_t period, uint64_t warm,
 				      uint64_t window)
 {
-	struct support_outputs outputs = {.sample_ns = {period, warm, window}};
-	return support_run_outputs("tiny-2cpu.json", "linux-4.5", NULL, workload, &outputs);
+	return run_sampled_on("tiny-2cpu.json", workload, period, warm, window);
 }
 
 /*
@@ -143,4 +149,44 @@ Test(sample, a_cold_loop_is_not_skipped)
 	cr_expect_eq(sampled.result->sample_windows, 0);
 	support_run_free(&exact);
 	support_run_free(&sampled);
+}
+
+/*
+ * A core skips as a whole.  On tiny-smt (CPUs 0 and 2, 1 and 3 are SMT
+ * siblings) a settled reader on CPU 1 runs beside a counted loop, which is
+ * never settled: beside it on CPU 3, the reader never skips (no window
+ * estimates anything); on CPU 2, another core, it does.
+ */
+static char *reader_beside(unsigned counted_cpu)
+{
+	return g_strdup_printf(
+	    "{\"name\": \"pair\", \"regions\": [{\"name\": \"r\", \"size\": 4096,"
+	    "  \"populate\": \"all\"}, {\"name\": \"q\", \"size\": 65536, \"populate\": \"all\"}],"
+	    " \"tasks\": ["
+	    "  {\"name\": \"main\", \"cpu\": 0, \"program\": ["
+	    "    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 1},"
+	    "    {\"op\": \"sleep\", \"ms\": 1},"
+	    "    {\"op\": \"set_flag\", \"flag\": \"run\", \"value\": 0}]},"
+	    "  {\"name\": \"reader\", \"cpu\": 1, \"program\": ["
+	    "    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+	    "    {\"op\": \"access\", \"region\": \"r\", \"pages\": 1, \"while_flag\": \"run\","
+	    "     \"cycles\": 10}]},"
+	    "  {\"name\": \"counted\", \"cpu\": %u, \"program\": ["
+	    "    {\"op\": \"wait_flag\", \"flag\": \"run\", \"value\": 1},"
+	    "    {\"op\": \"access\", \"region\": \"q\", \"pages\": 16, \"rounds\": 10000,"
+	    "     \"cycles\": 10}]}]}",
+	    counted_cpu);
+}
+
+Test(sample, a_core_skips_only_when_all_its_loops_are_settled)
+{
+	char *siblings = reader_beside(3), *apart = reader_beside(2);
+	struct support_run beside = run_sampled_on("tiny-smt.json", siblings, 100000, 10000, 10000);
+	struct support_run other = run_sampled_on("tiny-smt.json", apart, 100000, 10000, 10000);
+	cr_expect_eq(beside.result->sample_windows, 0);
+	cr_expect_gt(other.result->sample_windows, 5);
+	support_run_free(&beside);
+	support_run_free(&other);
+	g_free(siblings);
+	g_free(apart);
 }
