@@ -208,3 +208,49 @@ Test(e2e_determinism, stepping_keeps_siblings_in_time_order)
 {
 	expect_run_ahead_identity("stepping-sibling-order", "635367472");
 }
+
+/*
+ * Host threads change nothing: the CSV, the per-CPU CSV, the exit status and
+ * stderr (stale reports included) are the same bytes with 1, 2 and 4
+ * threads, events included: on a machine of many cores (the munmap harness
+ * on 64 CPUs, whose readers run in parallel core by core), under a policy
+ * whose readers write through stale entries into reused frames (--strict
+ * prints the reports), and under numaPTE, which runs serially.
+ */
+Test(e2e_determinism, host_threads_change_nothing)
+{
+	/* Topology, workload, policy, then three option pairs (some only
+	 * there to fill the row). */
+	const char *const cases[][9] = {
+	    {TLBSIM_SOURCE_DIR "/bench/topologies/synth-64.json", "munmap", "linux-4.5", "--set",
+	     "workload.munmaps=32", "--set", "workload.threads=63", "--set", "workload.tail_ms=0"},
+	    {"haswell-i7-smt-thread", TLBSIM_TEST_DATA "/e2e-smt-touch-madvise-write.json",
+	     "linux-4.5-smt-dedup", "--seed", "1", "--max-events", "0", "--label", "x=y"},
+	    {"skylake-sp-2s-48", "munmap", "numapte", "--set", "workload.munmaps=64", "--set",
+	     "workload.tail_ms=0", "--label", "x=y"},
+	};
+	for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+		const char *const *k = cases[c];
+		struct run base;
+		run_tlbsim(&base, "--strict", "-T", k[0], "-w", k[1], "-p", k[2], k[3], k[4], k[5],
+			   k[6], k[7], k[8], "--threads", "1", "--per-cpu", "base.csv", NULL);
+		cr_assert(base.status == 0 || base.status == 3, "%s: %s", k[1], base.err);
+		char *per_cpu = read_tmp("base.csv");
+		for (const char *const *threads = (const char *const[]){"2", "4", NULL}; *threads;
+		     threads++) {
+			struct run r;
+			run_tlbsim(&r, "--strict", "-T", k[0], "-w", k[1], "-p", k[2], k[3], k[4],
+				   k[5], k[6], k[7], k[8], "--threads", *threads, "--per-cpu", "r.csv",
+				   NULL);
+			cr_expect_eq(r.status, base.status, "%s --threads %s", k[1], *threads);
+			cr_expect_str_eq(r.out, base.out, "%s --threads %s", k[1], *threads);
+			cr_expect_str_eq(r.err, base.err, "%s --threads %s", k[1], *threads);
+			char *other = read_tmp("r.csv");
+			cr_expect_str_eq(other, per_cpu, "%s --threads %s", k[1], *threads);
+			g_free(other);
+			run_clear(&r);
+		}
+		g_free(per_cpu);
+		run_clear(&base);
+	}
+}

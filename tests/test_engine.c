@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "tlbsim/engine/engine.h"
+#include "tlbsim/engine/pool.h"
 
 /* Every test event appends (now, arg) to a log. */
 #define LOG_MAX 20000
@@ -585,3 +586,265 @@ Test(engine, lanes_out_of_range_abort, .signal = SIGABRT)
 	engine_schedule(engine, 1, 2, record, NULL, 0);
 }
 
+
+/* ---- independent events and phases ------------------------------------------ */
+
+/*
+ * A model of NR_GROUPS groups of NR_RANKS ranks.  Each rank's independent
+ * event logs (time, rank, step) in its group's log and schedules its next
+ * step a pseudo-random delay later (from its own state only, 0 included);
+ * some of a rank's steps also move the other rank of the group, as a CPU
+ * moves its SMT sibling's resume.  Ordinary events at fixed times snapshot
+ * every group's progress and schedule independent events themselves.  The
+ * logs, the snapshots, the dispatch count and now must be the same with any
+ * pool.
+ */
+#define NR_GROUPS 6
+#define NR_RANKS 2
+#define STEPS 300
+#define GROUP_LOG (NR_RANKS * STEPS + 64)
+
+struct pmodel;
+
+struct prank {
+	struct pmodel *m;
+	unsigned group, rank;
+	uint64_t step, gen, state;
+};
+
+struct pgroup {
+	unsigned n;
+	uint64_t log[GROUP_LOG][3];
+};
+
+struct pmodel {
+	struct engine *engine;
+	struct prank ranks[NR_GROUPS][NR_RANKS];
+	struct pgroup groups[NR_GROUPS];
+	unsigned nr_snapshots;
+	uint64_t snapshot[64][NR_GROUPS + 1];
+};
+
+static void prank_event(void *target, uint64_t gen);
+
+static void prank_schedule(struct prank *r, uint64_t time)
+{
+	r->gen++;
+	engine_schedule_independent(r->m->engine, time, r->group, r->group * NR_RANKS + r->rank,
+				    prank_event, r, r->gen);
+}
+
+static void prank_event(void *target, uint64_t gen)
+{
+	struct prank *r = target;
+	struct pgroup *g = &r->m->groups[r->group];
+	uint64_t now = engine_now(r->m->engine);
+	if (gen != r->gen)
+		return; /* moved: a stale event still counts as a dispatch */
+	cr_assert_lt(g->n, GROUP_LOG);
+	g->log[g->n][0] = now;
+	g->log[g->n][1] = r->rank;
+	g->log[g->n][2] = r->step;
+	g->n++;
+	if (++r->step == STEPS)
+		return;
+	r->state = r->state * 6364136223846793005u + 1442695040888963407u;
+	uint64_t delay = (r->state >> 33) % 40;
+	prank_schedule(r, now + delay);
+	if ((r->state >> 20) % 5 == 0) {
+		struct prank *sibling = &r->m->ranks[r->group][(r->rank + 1) % NR_RANKS];
+		if (sibling->step < STEPS)
+			prank_schedule(sibling, now + delay / 2);
+	}
+}
+
+static void psnapshot(void *target, uint64_t arg)
+{
+	struct pmodel *m = target;
+	cr_assert_lt(m->nr_snapshots, 64);
+	uint64_t *s = m->snapshot[m->nr_snapshots++];
+	s[0] = engine_now(m->engine);
+	for (unsigned g = 0; g < NR_GROUPS; g++)
+		s[g + 1] = m->groups[g].n;
+	/* An ordinary event may wake a rank too. */
+	struct prank *r = &m->ranks[arg % NR_GROUPS][0];
+	if (r->step < STEPS)
+		prank_schedule(r, s[0]);
+}
+
+static struct pmodel *pmodel_run(unsigned threads, uint64_t time_limit, uint64_t *dispatched)
+{
+	struct pmodel *m = g_new0(struct pmodel, 1);
+	char *why = NULL;
+	struct pool *pool = threads ? pool_new(threads, &why) : NULL;
+	cr_assert(!threads || pool, "%s", why);
+	m->engine = engine_new(1);
+	engine_set_pool(m->engine, pool);
+	for (unsigned g = 0; g < NR_GROUPS; g++)
+		for (unsigned k = 0; k < NR_RANKS; k++) {
+			struct prank *r = &m->ranks[g][k];
+			*r = (struct prank){.m = m, .group = g, .rank = k, .state = g * 7 + k + 1};
+			prank_schedule(r, g % 3);
+		}
+	for (unsigned i = 0; i < 40; i++)
+		engine_schedule(m->engine, 150 * i + (i % 3), 0, psnapshot, m, i);
+	if (time_limit != ENGINE_NEVER) {
+		/* In slices, as sim.c runs it: a limit cuts no phase. */
+		for (uint64_t t = time_limit; engine_run(m->engine, t, ENGINE_NEVER) ==
+					      ENGINE_TIME_LIMIT;
+		     t += time_limit)
+			;
+	} else {
+		cr_assert_eq(engine_run(m->engine, ENGINE_NEVER, ENGINE_NEVER), ENGINE_EMPTY);
+	}
+	*dispatched = engine_events_dispatched(m->engine);
+	cr_assert_eq(engine_pending(m->engine), 0);
+	engine_free(m->engine);
+	pool_free(pool);
+	return m;
+}
+
+static void pmodel_expect_same(const struct pmodel *a, const struct pmodel *b, const char *what)
+{
+	cr_assert_eq(a->nr_snapshots, b->nr_snapshots, "%s", what);
+	cr_assert_arr_eq(a->snapshot, b->snapshot, sizeof(a->snapshot), "%s: snapshots", what);
+	for (unsigned g = 0; g < NR_GROUPS; g++) {
+		cr_assert_eq(a->groups[g].n, b->groups[g].n, "%s: group %u", what, g);
+		cr_assert_arr_eq(a->groups[g].log, b->groups[g].log,
+				 a->groups[g].n * sizeof(a->groups[g].log[0]), "%s: group %u's log",
+				 what, g);
+	}
+}
+
+Test(engine_phase, any_pool_gives_the_serial_order)
+{
+	uint64_t serial_events, events;
+	struct pmodel *serial = pmodel_run(0, ENGINE_NEVER, &serial_events);
+	/* The model did what it should: every rank ran all its steps, and the
+	 * snapshots saw progress between ordinary events. */
+	for (unsigned g = 0; g < NR_GROUPS; g++)
+		cr_assert_eq(serial->groups[g].n, NR_RANKS * STEPS);
+	cr_assert_eq(serial->nr_snapshots, 40);
+	cr_assert_gt(serial->snapshot[20][1], serial->snapshot[10][1]);
+	for (unsigned threads = 1; threads <= 4; threads++) {
+		struct pmodel *m = pmodel_run(threads, ENGINE_NEVER, &events);
+		char what[32];
+		g_snprintf(what, sizeof(what), "%u threads", threads);
+		pmodel_expect_same(serial, m, what);
+		cr_assert_eq(events, serial_events, "%s", what);
+		g_free(m);
+	}
+	/* A time limit stops every phase at it, and the run resumes as if
+	 * nothing happened. */
+	struct pmodel *m = pmodel_run(3, 97, &events);
+	pmodel_expect_same(serial, m, "3 threads, in slices of 97");
+	cr_assert_eq(events, serial_events);
+	g_free(m);
+	g_free(serial);
+}
+
+static void schedule_ordinary(void *target, uint64_t arg)
+{
+	(void)arg;
+	struct engine *engine = target;
+	engine_schedule(engine, engine_now(engine) + 1, 0, schedule_ordinary, engine, 0);
+}
+
+/* An independent event that breaks its promise stops the run at once. */
+Test(engine_phase, an_ordinary_schedule_from_a_phase_aborts, .signal = SIGTRAP)
+{
+	char *why = NULL;
+	struct pool *pool = pool_new(2, &why);
+	struct engine *engine = engine_new(1);
+	engine_set_pool(engine, pool);
+	engine_schedule_independent(engine, 5, 0, 0, schedule_ordinary, engine, 0);
+	engine_schedule_independent(engine, 5, 1, 1, schedule_ordinary, engine, 0);
+	engine_run(engine, ENGINE_NEVER, ENGINE_NEVER);
+}
+
+static void schedule_other_group(void *target, uint64_t arg)
+{
+	struct engine *engine = target;
+	engine_schedule_independent(engine, engine_now(engine), (unsigned)arg + 1, 0,
+				    schedule_other_group, engine, arg + 1);
+}
+
+Test(engine_phase, another_groups_schedule_from_a_phase_aborts, .signal = SIGTRAP)
+{
+	char *why = NULL;
+	struct pool *pool = pool_new(2, &why);
+	struct engine *engine = engine_new(1);
+	engine_set_pool(engine, pool);
+	engine_schedule_independent(engine, 5, 0, 0, schedule_other_group, engine, 0);
+	engine_run(engine, ENGINE_NEVER, ENGINE_NEVER);
+}
+
+/* Without a pool, independent events are ordinary "last" events. */
+Test(engine_phase, without_a_pool_independent_events_sort_as_last_ones)
+{
+	struct log *log = log_new();
+	engine_schedule_independent(log->engine, 10, 3, 2, record, log, 1);
+	engine_schedule_last(log->engine, 10, 0, 1, record, log, 2);
+	engine_schedule(log->engine, 10, 0, record, log, 3);
+	cr_assert_eq(engine_run(log->engine, ENGINE_NEVER, ENGINE_NEVER), ENGINE_EMPTY);
+	cr_assert_eq(log->n, 3);
+	cr_assert_eq(log->arg[0], 3);
+	cr_assert_eq(log->arg[1], 2);
+	cr_assert_eq(log->arg[2], 1);
+	/* Nor do they count as tracked: no lane. */
+	engine_schedule_independent(log->engine, 20, 0, 0, record, log, 4);
+	cr_assert_eq(engine_tracked_next_time(log->engine), ENGINE_NEVER);
+	cr_assert_eq(engine_lane_next_time(log->engine, 0), ENGINE_NEVER);
+	cr_assert_eq(engine_next_time(log->engine), 20);
+	log_free(log);
+}
+
+/*
+ * An event a phase schedules sorts after every pending one of its time and
+ * rank, as its later seq makes it do in a serial run: B, scheduled at 10 by
+ * A, runs after X, an ordinary "last" event of the same rank already pending
+ * at 10, so it is not part of A's phase.
+ */
+struct tie {
+	struct engine *engine;
+	bool x_ran, b_ran, b_saw_x;
+};
+
+static void tie_b(void *target, uint64_t arg)
+{
+	(void)arg;
+	struct tie *t = target;
+	t->b_ran = true;
+	t->b_saw_x = t->x_ran;
+}
+
+static void tie_a(void *target, uint64_t arg)
+{
+	struct tie *t = target;
+	if (arg == 0)
+		engine_schedule_independent(t->engine, 10, 0, 0, tie_b, t, 0);
+}
+
+static void tie_x(void *target, uint64_t arg)
+{
+	(void)arg;
+	struct tie *t = target;
+	t->x_ran = true;
+}
+
+Test(engine_phase, a_new_event_sorts_after_pending_ones_of_its_time_and_rank)
+{
+	char *why = NULL;
+	struct pool *pool = pool_new(2, &why);
+	struct tie t = {.engine = engine_new(1)};
+	engine_set_pool(t.engine, pool);
+	engine_schedule_independent(t.engine, 5, 0, 0, tie_a, &t, 0);
+	engine_schedule_independent(t.engine, 5, 1, 1, tie_a, &t, 1);
+	engine_schedule_last(t.engine, 10, 0, 0, tie_x, &t, 0);
+	cr_assert_eq(engine_run(t.engine, ENGINE_NEVER, ENGINE_NEVER), ENGINE_EMPTY);
+	cr_assert(t.b_ran);
+	cr_assert(t.b_saw_x);
+	cr_assert_eq(engine_events_dispatched(t.engine), 4);
+	engine_free(t.engine);
+	pool_free(pool);
+}

@@ -917,7 +917,7 @@ static void loaded_clear(struct loaded *l)
 }
 
 static struct sim_result *run_once(const struct gen_case *c, const struct loaded *l,
-				   bool run_ahead, GString *problems)
+				   bool run_ahead, unsigned threads, GString *problems)
 {
 	GError *error = NULL;
 	struct sim_input input = {
@@ -927,6 +927,7 @@ static struct sim_result *run_once(const struct gen_case *c, const struct loaded
 		.workload_file = "workload",
 		.seed = c->sim_seed,
 		.run_ahead = run_ahead,
+		.threads = threads,
 		.max_events = MAX_EVENTS,
 		.max_sim_ns = MAX_SIM_NS,
 	};
@@ -1110,6 +1111,20 @@ static void report_failure(const struct gen_case *c, const GString *problems)
 	cr_assert_fail("%s", msg);
 }
 
+static bool same_stale_reports(const struct sim_result *a, const struct sim_result *b)
+{
+	if (a->nr_stale_reports != b->nr_stale_reports)
+		return false;
+	for (unsigned i = 0; i < a->nr_stale_reports; i++) {
+		const struct stale_report *x = &a->stale[i], *y = &b->stale[i];
+		if (x->time != y->time || x->cpu != y->cpu || x->vaddr != y->vaddr ||
+		    x->entry_gen != y->entry_gen || x->committed_gen != y->committed_gen ||
+		    x->freed_table != y->freed_table || x->reused != y->reused)
+			return false;
+	}
+	return true;
+}
+
 static void run_case(uint64_t seed, struct prop_stats *stats)
 {
 	struct gen_case c;
@@ -1117,15 +1132,18 @@ static void run_case(uint64_t seed, struct prop_stats *stats)
 	GString *p = g_string_new(NULL);
 	struct loaded l;
 	if (load_case(&c, &l, p)) {
-		struct sim_result *ahead = run_once(&c, &l, true, p);
-		struct sim_result *again = ahead ? run_once(&c, &l, true, p) : NULL;
-		struct sim_result *step = again ? run_once(&c, &l, false, p) : NULL;
+		struct sim_result *ahead = run_once(&c, &l, true, 1, p);
+		/* The rerun on two host threads: the same, event for event. */
+		struct sim_result *again = ahead ? run_once(&c, &l, true, 2, p) : NULL;
+		struct sim_result *step = again ? run_once(&c, &l, false, 1, p) : NULL;
 		if (step) {
 			check_result(p, ahead);
-			compare_results(p, "rerun", ahead, again);
+			compare_results(p, "rerun on two threads", ahead, again);
 			if (ahead->events != again->events)
-				problem(p, "rerun: %" PRIu64 " events vs %" PRIu64, ahead->events,
-					again->events);
+				problem(p, "rerun on two threads: %" PRIu64 " events vs %" PRIu64,
+					ahead->events, again->events);
+			if (!same_stale_reports(ahead, again))
+				problem(p, "rerun on two threads: other stale reports");
 			compare_results(p, "stepping", ahead, step);
 			if (ahead->events > step->events)
 				problem(p, "run-ahead dispatched %" PRIu64 " events > stepping %" PRIu64,

@@ -60,6 +60,8 @@ static const struct value_option value_options[] = {
 	 "a non-negative decimal number of seconds (0: no limit)"},
 	{"jobs", 'j', VALUE_INT, offsetof(struct options, jobs), 0, G_MAXINT,
 	 "a positive number of threads, or 0 for the online CPUs"},
+	{"threads", 0, VALUE_INT, offsetof(struct options, threads), 0, 1024,
+	 "a positive number of host threads, or 0 for the online CPUs"},
 	{"replicates", 0, VALUE_INT64, offsetof(struct options, replicates), 1, SWEEP_MAX_RUNS,
 	 "a positive decimal integer (runs per grid point, seeds --seed, --seed + 1, ...)"},
 };
@@ -232,6 +234,7 @@ void options_sweep_config(const struct options *o, struct sweep_config *config)
 		.max_sim_ns = (uint64_t)o->max_sim_ns,
 		.max_wall_seconds = o->max_wall_seconds,
 		.host_time = o->host_time,
+		.threads = (unsigned)o->threads,
 	};
 	options_sample_plan(o, config->sample_ns);
 }
@@ -301,9 +304,13 @@ void options_add_common(GOptionContext *context, struct options *o)
 		 "Stop with exit code 4 after S seconds of wall time (default: no limit)", "S"},
 		{"no-run-ahead", 0, 0, G_OPTION_ARG_NONE, &o->no_run_ahead,
 		 "One memory access per event: the same results, slowly (checks run-ahead)", NULL},
+		{"threads", 0, 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
+		 "Host threads per run (default: the online CPUs, shared among a sweep's --jobs); "
+		 "the results are the same for any N",
+		 "N"},
 		{"sample", 0, 0, G_OPTION_ARG_NONE, &o->sample,
 		 "Simulate a sample of the readers' accesses and estimate the rest, with a 95% "
-		 "interval (columns sample_windows, sample_error)",
+		 "interval (columns sample_windows, <column>_rel_ci95)",
 		 NULL},
 		{"sample-plan", 0, 0, G_OPTION_ARG_CALLBACK, OPTION_VALUE,
 		 "--sample's period, warming and measured window in simulated ns "

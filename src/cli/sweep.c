@@ -573,6 +573,10 @@ char **sweep_command(const struct sweep_grid *grid, const struct sweep_config *c
 		g_ptr_array_add(argv, g_strdup("--no-run-ahead"));
 	if (config->host_time)
 		g_ptr_array_add(argv, g_strdup("--host-time"));
+	/* Given: each command gets it whole (GNU parallel's -j or Slurm's
+	 * allocation shares the host); not given: each its online CPUs. */
+	if (config->threads)
+		add_pair(argv, "--threads", g_strdup_printf("%u", config->threads));
 	if (config->sample_ns[0]) {
 		g_ptr_array_add(argv, g_strdup("--sample"));
 		const uint64_t *plan = config->sample_ns;
@@ -611,6 +615,9 @@ struct sweep_state {
 	const struct sweep_config *config;
 	struct sweep_job *jobs;
 	size_t n;
+	/* Host threads per run: the sweep's share of each of its --jobs, so
+	 * that jobs x threads never exceeds what the sweep was given. */
+	unsigned run_threads;
 	atomic_int stop; /* every run's cancel flag */
 	/*
 	 * The hand-offs, in C11 terms: every job is loaded before @loaded is
@@ -643,6 +650,7 @@ static void sweep_simulate(struct sweep_state *s, struct sweep_job *job)
 		.sample_period_ns = c->sample_ns[0],
 		.sample_warm_ns = c->sample_ns[1],
 		.sample_window_ns = c->sample_ns[2],
+		.threads = s->run_threads,
 	};
 	if (input.stop.deadline)
 		input.stop.deadline -= job->load_us;
@@ -815,6 +823,8 @@ bool sweep_run(const struct sweep_grid *grid, const struct sweep_config *config,
 	if (jobs == 0)
 		jobs = g_get_num_processors();
 	jobs = (unsigned)MIN(jobs, s.n);
+	unsigned threads = config->threads ? config->threads : g_get_num_processors();
+	s.run_threads = MAX(1, threads / jobs);
 
 	bool ok = sweep_check(grid, config, error) && sweep_load(grid, &s, interrupt, error) &&
 		  sweep_execute(&s, jobs, interrupt, progress, error) &&

@@ -51,7 +51,7 @@ struct sched *sched_new(struct kernel *k)
 	const struct topology *topo = k->machine->topology;
 	s->k = k;
 	s->nr_cpus = k->machine->nr_cpus;
-	s->rqs = g_new0(struct rq, s->nr_cpus);
+	s->rqs = g_aligned_alloc0(s->nr_cpus, sizeof(struct rq), HOST_LINE);
 	s->tasks = g_ptr_array_new();
 	for (unsigned c = 0; c < s->nr_cpus; c++) {
 		s->rqs[c].sched = s;
@@ -77,7 +77,7 @@ void sched_free(struct sched *s)
 	for (unsigned c = 0; c < s->nr_cpus; c++)
 		g_ptr_array_free(s->rqs[c].queue, TRUE);
 	g_ptr_array_free(s->tasks, TRUE);
-	g_free(s->rqs);
+	g_aligned_free(s->rqs);
 	g_free(s);
 }
 
@@ -163,11 +163,16 @@ static void rq_resume(struct rq *rq, uint64_t t, enum sched_work work, enum rq_a
 	rq->resume_at = t;
 	rq->resume_work = work;
 	rq->resume_action = action;
-	unsigned lane = work == WORK_USER_QUIET ? ENGINE_LANE_NONE : cpu_lane(rq->cpu);
 	/* A resume yields to any other event at the same time, so a CPU that
-	 * ran ahead and one that stepped order their ties alike. */
-	engine_schedule_last(k->engine, t, lane, rq->cpu->id, sched_resume_event, rq,
-			     rq->resume_gen);
+	 * ran ahead and one that stepped order their ties alike.  A quiet one
+	 * touches only its core until the next tracked event (its promise):
+	 * the engine may run it beside other cores' (machine_run_group()). */
+	if (work == WORK_USER_QUIET)
+		engine_schedule_independent(k->engine, t, machine_run_group(k->machine, rq->cpu),
+					    rq->cpu->id, sched_resume_event, rq, rq->resume_gen);
+	else
+		engine_schedule_last(k->engine, t, cpu_lane(rq->cpu), rq->cpu->id,
+				     sched_resume_event, rq, rq->resume_gen);
 }
 
 static void rq_cancel_resume(struct rq *rq)

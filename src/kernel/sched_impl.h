@@ -20,7 +20,7 @@ struct sched_domain {
 };
 
 struct rq {
-	struct sched *sched;
+	_Alignas(HOST_LINE) struct sched *sched; /* CPUs of other cores run on other host threads */
 	struct cpu *cpu;
 	struct task *curr; /* NULL: idle */
 	GPtrArray *queue;  /* runnable, not running */

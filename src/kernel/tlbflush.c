@@ -183,7 +183,7 @@ unsigned tlbflush_check_acked_flushes(struct kernel *k, const struct mm *mm, uin
 		const struct cpu_tlbstate *ts = &k->tlbstate[c];
 		if (ts->acked_mm != mm || ts->acked_flush_end <= time)
 			continue;
-		machine_report_stale_pwc(k->machine, &k->machine->cpus[c], span, time);
+		machine_report_stale_pwc(&k->machine->cpus[c], span, time);
 		found++;
 	}
 	return found;

@@ -22,9 +22,10 @@
  */
 #include <glib.h>
 #include "tlbsim/machine/cache.h"
+#include "tlbsim/util/types.h"
 
 struct cache {
-	uint64_t *tags; /* sets * ways, set-major, each set most recent first */
+	_Alignas(HOST_LINE) uint64_t *tags; /* sets * ways, set-major, each set most recent first */
 	unsigned sets, ways;
 	struct cache_stats stats;
 };
@@ -33,7 +34,7 @@ struct cache *cache_new(const struct cache_geometry *geometry)
 {
 	if (geometry->sets == 0 || geometry->ways == 0)
 		return NULL;
-	struct cache *cache = g_new0(struct cache, 1);
+	struct cache *cache = g_aligned_alloc0(1, sizeof(*cache), HOST_LINE);
 	cache->tags = g_new0(uint64_t, (size_t)geometry->sets * geometry->ways);
 	cache->sets = geometry->sets;
 	cache->ways = geometry->ways;
@@ -45,7 +46,7 @@ void cache_free(struct cache *cache)
 	if (!cache)
 		return;
 	g_free(cache->tags);
-	g_free(cache);
+	g_aligned_free(cache);
 }
 
 /* Fibonacci hashing: the multiply's high half mixes every bit of the tag, so

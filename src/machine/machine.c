@@ -73,6 +73,11 @@ static uint64_t machine_compute_lookahead(const struct topology *topo)
 	return lookahead;
 }
 
+unsigned machine_run_group(const struct machine *machine, const struct cpu *cpu)
+{
+	return machine->replica_cycles ? 0 : cpu->core_id;
+}
+
 uint64_t machine_horizon(const struct machine *machine, const struct cpu *cpu)
 {
 	const struct engine *engine = machine->engine;
@@ -206,7 +211,7 @@ struct machine *machine_new(const struct topology *topology, struct engine *engi
 	machine->lookahead = machine_compute_lookahead(topology);
 	machine->per_destination = true;
 	machine->frames = frame_table_new();
-	machine->cpus = g_new0(struct cpu, machine->nr_cpus);
+	machine->cpus = g_aligned_alloc0(machine->nr_cpus, sizeof(struct cpu), HOST_LINE);
 	machine->all_tlbs = g_new0(struct tlb *, (size_t)machine->nr_cpus * topology->nr_tlbs);
 	machine_build_probe_order(machine);
 
@@ -223,7 +228,8 @@ struct machine *machine_new(const struct topology *topology, struct engine *engi
 		cpu->tlb_owner = (uint16_t)c;
 		cpu->owner_filter = core_wide ? TLB_ANY_OWNER : (int)c;
 		cpu->nr_pwc = topology->pwc_entries;
-		cpu->pwc = g_new0(struct pwc_entry, cpu->nr_pwc);
+		cpu->pwc = g_aligned_alloc0(
+		    1, host_line_round(MAX(1u, cpu->nr_pwc) * sizeof(struct pwc_entry)), HOST_LINE);
 		for (unsigned i = 0; i < topology->nr_tlbs; i++) {
 			const struct topology_tlb *t = &topology->tlbs[i];
 			struct tlb **shared = &core_tlbs[cpu->core_id * topology->nr_tlbs + i];
@@ -242,10 +248,14 @@ struct machine *machine_new(const struct topology *topology, struct engine *engi
 	for (unsigned c = 0; c < machine->nr_cpus; c++)
 		machine_build_cpu_probe(machine, &machine->cpus[c]);
 	machine_build_caches(machine, nr_cores);
-	machine->walker_free = g_new0(uint64_t, (size_t)nr_cores * topology->page_walkers);
+	/* A line per core: written at every walk. */
+	size_t walker_stride = host_line_round(topology->page_walkers * sizeof(uint64_t)) /
+			       sizeof(uint64_t);
+	machine->walker_free =
+	    g_aligned_alloc0((size_t)nr_cores * walker_stride, sizeof(uint64_t), HOST_LINE);
 	for (unsigned c = 0; c < machine->nr_cpus; c++) {
 		struct cpu *cpu = &machine->cpus[c];
-		size_t first_walker = (size_t)cpu->core_id * topology->page_walkers;
+		size_t first_walker = (size_t)cpu->core_id * walker_stride;
 		cpu->walker_free = &machine->walker_free[first_walker];
 		machine_build_flush_scope(machine, cpu);
 		cpu->core_cpus = g_new(unsigned, topology->threads_per_core);
@@ -268,17 +278,62 @@ void machine_free(struct machine *machine)
 	for (unsigned c = 0; c < machine->nr_cpus; c++) {
 		g_free(machine->cpus[c].flush_scope);
 		g_free(machine->cpus[c].probe);
-		g_free(machine->cpus[c].pwc);
+		g_aligned_free(machine->cpus[c].pwc);
 		g_free(machine->cpus[c].core_cpus);
+		g_free(machine->cpus[c].stale);
 	}
 	g_free(machine->all_tlbs);
 	g_free(machine->settled_spans);
 	g_free(machine->bounds);
-	g_free(machine->walker_free);
-	g_free(machine->cpus);
+	g_aligned_free(machine->walker_free);
+	g_aligned_free(machine->cpus);
 	fabric_free(machine->fabric);
 	frame_table_free(machine->frames);
 	g_free(machine);
+}
+
+static int stale_report_cmp(const void *a, const void *b)
+{
+	const struct stale_report *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	return (int)x->freed_table - (int)y->freed_table;
+}
+
+/* Keep @report if it is among @cpu's MACHINE_STALE_REPORTS earliest. */
+static void machine_keep_stale(struct cpu *cpu, const struct stale_report *report)
+{
+	if (!cpu->stale)
+		cpu->stale = g_new(struct stale_report, MACHINE_STALE_REPORTS);
+	unsigned i = cpu->nr_stale;
+	if (i == MACHINE_STALE_REPORTS) {
+		if (stale_report_cmp(report, &cpu->stale[i - 1]) >= 0)
+			return;
+		i--;
+	} else {
+		cpu->nr_stale++;
+	}
+	for (; i > 0 && stale_report_cmp(report, &cpu->stale[i - 1]) < 0; i--)
+		cpu->stale[i] = cpu->stale[i - 1];
+	cpu->stale[i] = *report;
+}
+
+unsigned machine_stale_reports(const struct machine *machine,
+			       struct stale_report out[MACHINE_STALE_REPORTS])
+{
+	GArray *all = g_array_new(FALSE, FALSE, sizeof(struct stale_report));
+	for (unsigned c = 0; c < machine->nr_cpus; c++)
+		g_array_append_vals(all, machine->cpus[c].stale, machine->cpus[c].nr_stale);
+	g_array_sort(all, stale_report_cmp);
+	unsigned n = MIN(all->len, MACHINE_STALE_REPORTS);
+	for (unsigned i = 0; i < n; i++)
+		out[i] = g_array_index(all, struct stale_report, i);
+	g_array_free(all, TRUE);
+	return n;
 }
 
 /*
@@ -290,24 +345,21 @@ void machine_free(struct machine *machine)
  * sharers, is not.
  */
 __attribute__((noinline, cold)) static void
-machine_record_stale(struct machine *machine, struct cpu *cpu, const struct vma *vma,
-		     uint64_t vaddr, uint32_t entry_gen, uint32_t pfn, const struct pte *pte,
-		     uint64_t now)
+machine_record_stale(struct cpu *cpu, const struct vma *vma, uint64_t vaddr, uint32_t entry_gen,
+		     uint32_t pfn, const struct pte *pte, uint64_t now)
 {
 	bool reused = frame_reused_since(vma->mm->frames, vma->page_size, pfn, vma->mm->id,
 					 entry_gen);
 	cpu->counters.stale_hits++;
 	cpu->counters.stale_reuse += reused;
-	if (machine->nr_stale_reports >= MACHINE_STALE_REPORTS)
-		return;
-	machine->stale[machine->nr_stale_reports++] = (struct stale_report){
-		.time = now,
-		.cpu = cpu->id,
-		.vaddr = vaddr,
-		.entry_gen = entry_gen,
-		.committed_gen = pte->committed,
-		.reused = reused,
-	};
+	machine_keep_stale(cpu, &(struct stale_report){
+				    .time = now,
+				    .cpu = cpu->id,
+				    .vaddr = vaddr,
+				    .entry_gen = entry_gen,
+				    .committed_gen = pte->committed,
+				    .reused = reused,
+				});
 }
 
 /*
@@ -490,13 +542,14 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 		if (write && !writable)
 			return TRANSLATE_FAULT;
 		if (gen < pte->committed) {
-			machine_record_stale(machine, cpu, vma, vaddr, gen, probe[p].pfn, pte, now);
+			machine_record_stale(cpu, vma, vaddr, gen, probe[p].pfn, pte, now);
 			return TRANSLATE_OK;
 		}
 		machine_fill_probed(cpu, list, probe, p, asid, gen, probe[p].pfn, writable);
 		/* An entry older than the PTE's last invalidating change maps
 		 * the page it had: the write dirties that, not this PTE. */
-		pte->dirty |= write && gen >= pte->pending;
+		if (write && gen >= pte->pending)
+			pte_mark_dirty(pte);
 		return TRANSLATE_OK;
 	}
 	cpu->counters.tlb_misses++;
@@ -518,7 +571,8 @@ enum translate_result machine_translate(struct machine *machine, struct cpu *cpu
 	 * waits for one, so walks still bound the rate. */
 	*cycles += (overlap == TRANSLATE_DEPENDENT ? walk_end : walk_start) - now;
 	machine_fill_probed(cpu, list, probe, nr, asid, pte->gen, pte->pfn, pte->writable);
-	pte->dirty |= write;
+	if (write)
+		pte_mark_dirty(pte);
 	pte_mark_accessed(pte, cpu->id);
 	return TRANSLATE_OK;
 }
@@ -627,13 +681,11 @@ unsigned machine_count_stale_entries(struct machine *machine, const struct vma *
 	return total;
 }
 
-void machine_report_stale_pwc(struct machine *machine, struct cpu *cpu, uint64_t span,
-			      uint64_t now)
+void machine_report_stale_pwc(struct cpu *cpu, uint64_t span, uint64_t now)
 {
 	cpu->counters.stale_pwc++;
-	if (machine->nr_stale_reports < MACHINE_STALE_REPORTS)
-		machine->stale[machine->nr_stale_reports++] = (struct stale_report){
-			.time = now, .cpu = cpu->id, .vaddr = span << 21, .freed_table = true};
+	machine_keep_stale(cpu, &(struct stale_report){
+				    .time = now, .cpu = cpu->id, .vaddr = span << 21, .freed_table = true});
 }
 
 unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm, uint64_t span,
@@ -652,7 +704,7 @@ unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm,
 			if (!e->valid || e->mm != mm || e->span != span || e->asid != asid)
 				continue;
 			found++;
-			machine_report_stale_pwc(machine, cpu, span, now);
+			machine_report_stale_pwc(cpu, span, now);
 		}
 	}
 	return found;

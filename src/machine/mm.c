@@ -356,11 +356,15 @@ bool mm_pmd_replicate(const struct mm *mm, uint64_t vaddr, unsigned node)
 	uint64_t span = vaddr >> PMD_SHIFT;
 	if (!mm->pmd_nodes || span < mm->pmd_base || span - mm->pmd_base >= mm->nr_pmds)
 		return false;
+	/* Atomic: walks of different cores may run on different host threads
+	 * (machine_run_group()); the bits end the same in any order. */
 	uint64_t *nodes = &mm->pmd_nodes[span - mm->pmd_base];
 	uint64_t bit = UINT64_C(1) << (node % 64);
-	bool copied = *nodes != 0 && !(*nodes & bit);
-	*nodes |= bit;
-	return copied;
+	uint64_t seen = __atomic_load_n(nodes, __ATOMIC_RELAXED);
+	if (seen & bit)
+		return false;
+	seen = __atomic_fetch_or(nodes, bit, __ATOMIC_RELAXED);
+	return seen != 0 && !(seen & bit);
 }
 
 void mm_cpumask_set(struct mm *mm, unsigned cpu)

@@ -45,7 +45,7 @@ _Static_assert(sizeof(struct tlb_entry) == 32, "struct tlb_entry grew past 32 by
 
 struct tlb {
 	/* Read on every lookup and fill. */
-	unsigned char *mem; /* sets * set_bytes: the set blocks, see set_at() */
+	_Alignas(HOST_LINE) unsigned char *mem; /* sets * set_bytes: the set blocks, see set_at() */
 	uint64_t *plru;     /* per set, the tree's bits (TLB_REPLACE_TREE_PLRU), else NULL */
 	size_t set_bytes;
 	uint64_t set_mask; /* sets - 1, used instead of % when sets is a power of two */
@@ -111,7 +111,7 @@ struct tlb *tlb_new(const struct tlb_geometry *geometry)
 	if (!geometry_ok(geometry))
 		return NULL;
 
-	struct tlb *tlb = g_new0(struct tlb, 1);
+	struct tlb *tlb = g_aligned_alloc0(1, sizeof(*tlb), HOST_LINE);
 	tlb->geo = *geometry;
 	tlb->ways = geometry->ways;
 	tlb->sets = geometry->entries / geometry->ways;
@@ -137,7 +137,7 @@ void tlb_free(struct tlb *tlb)
 		return;
 	g_free(tlb->mem);
 	g_free(tlb->plru);
-	g_free(tlb);
+	g_aligned_free(tlb);
 }
 
 const struct tlb_geometry *tlb_geometry(const struct tlb *tlb)

@@ -7,19 +7,23 @@
 #include "tlbsim/kernel/smp.h"
 #include "tlbsim/observe/timeseries.h"
 #include "tlbsim/observe/trace.h"
+#include "tlbsim/engine/pool.h"
 #include "tlbsim/sim/sample.h"
 #include "tlbsim/sim/sim.h"
 #include "tlbsim/util/error.h"
 #include "tlbsim/workload/interp.h"
 
 static bool sim_check_budget(const struct sim_input *input, enum engine_stop_reason why,
-			     const struct engine *engine, GError **error)
+			     GError **error)
 {
 	if (why == ENGINE_EVENT_LIMIT) {
+		/* The budget, not the count: the engine dispatches a phase of
+		 * independent events whole, and may pass the budget by some; a
+		 * single thread would have stopped at it. */
 		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_LIMIT,
 			    "stopped after %" G_GUINT64_FORMAT
 			    " events (the event budget, --max-events); the workload may not terminate",
-			    engine_events_dispatched(engine));
+			    input->max_events);
 		return false;
 	}
 	if (why == ENGINE_TIME_LIMIT) {
@@ -65,6 +69,11 @@ static enum engine_stop_reason sim_engine_loop(const struct sim_input *input,
 	struct engine *engine = k->engine;
 	for (unsigned samples = 1;; samples++) {
 		uint64_t dispatched = engine_events_dispatched(engine);
+		/* A phase (engine.h) may pass the budget: one that did makes the
+		 * run stop at it, as the serial run would have, even if the queue
+		 * then ran dry or the next event lies past the time limit. */
+		if (event_limit != ENGINE_NEVER && dispatched > event_limit)
+			return ENGINE_EVENT_LIMIT;
 		uint64_t left = event_limit == ENGINE_NEVER ? ENGINE_NEVER : event_limit - dispatched;
 		uint64_t limit = time_limit;
 		bool boundary = series && timeseries_boundary(series) - 1 < time_limit;
@@ -79,6 +88,8 @@ static enum engine_stop_reason sim_engine_loop(const struct sim_input *input,
 				return ENGINE_STOPPED;
 			continue;
 		}
+		if (event_limit != ENGINE_NEVER && engine_events_dispatched(engine) > event_limit)
+			return ENGINE_EVENT_LIMIT;
 		if (why != ENGINE_EVENT_LIMIT || left <= slice)
 			return why;
 		if (stop_requested(&input->stop))
@@ -127,9 +138,7 @@ static void sim_collect(struct sim_result *r, struct kernel *k, struct interp *i
 	r->access_tasks_idle = ir->access_tasks_idle;
 	r->accesses = ir->accesses;
 	r->round_accesses = ir->round_accesses;
-	r->nr_stale_reports = m->nr_stale_reports;
-	for (unsigned i = 0; i < m->nr_stale_reports; i++)
-		r->stale[i] = m->stale[i];
+	r->nr_stale_reports = machine_stale_reports(m, r->stale);
 }
 
 /* Sampled mode: the estimates replace the counts of the scaled counters. */
@@ -177,6 +186,7 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 	struct kernel k;
 	struct timeseries *series = NULL;
 	struct trace *trace = NULL;
+	struct pool *pool = NULL;
 	struct engine *engine = engine_new(NR_LANES(topology_nr_cpus(input->topology)));
 	struct machine *machine = machine_new(input->topology, engine, smp_deliver_ipi, &k);
 	kernel_boot(&k, input->policy, engine, machine);
@@ -215,6 +225,17 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 		}
 		sampler = sampler_new(&k, &plan, input->seed);
 	}
+	if (input->threads > 1 && !trace) {
+		char *why = NULL;
+		pool = pool_new(input->threads, &why);
+		if (!pool) {
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INTERNAL, "--threads %u: %s",
+				    input->threads, why);
+			g_free(why);
+			goto out_free_interp;
+		}
+		engine_set_pool(engine, pool);
+	}
 	sched_start(&k);
 	uint64_t time_limit = input->max_sim_ns
 				      ? topology_ns_to_cycles(input->topology, input->max_sim_ns)
@@ -232,7 +253,7 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 	}
 	/* A run whose tasks have all exited is complete, even if a stale timer
 	 * left in the queue lies past a budget. */
-	if (sched_nr_alive(&k) != 0 && !sim_check_budget(input, why, k.engine, error))
+	if (sched_nr_alive(&k) != 0 && !sim_check_budget(input, why, error))
 		goto out_free_interp;
 	if (sched_nr_alive(&k) != 0) {
 		char *who = interp_blocked_summary(ip);
@@ -258,6 +279,7 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 	}
 
 out_free_interp:
+	pool_free(pool);
 	sampler_free(sampler);
 	interp_free(ip);
 out_free_kernel:

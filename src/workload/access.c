@@ -243,7 +243,7 @@ static enum access_result access_one(struct kernel *k, struct itask *ts, struct 
 		a->pos = 0;
 		if (a->rounds_left != UINT64_MAX)
 			a->rounds_left--;
-		ip->results.round_accesses += a->nr;
+		ts->round_accesses += a->nr;
 		a->rounds_simulated++;
 	}
 	return ACCESS_DONE;

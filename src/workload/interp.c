@@ -373,7 +373,7 @@ static bool create_tasks(struct interp *ip, const char *file, uint64_t seed, GEr
 	struct kernel *k = ip->k;
 	for (unsigned g = 0; g < w->nr_groups; g++)
 		ip->nr_tasks += (unsigned)w->groups[g].count;
-	ip->tasks = g_new0(struct itask, ip->nr_tasks);
+	ip->tasks = g_aligned_alloc0(ip->nr_tasks, sizeof(struct itask), HOST_LINE);
 	unsigned id = 0;
 	for (unsigned g = 0; g < w->nr_groups; g++) {
 		const struct task_group *group = &w->groups[g];
@@ -458,7 +458,7 @@ void interp_free(struct interp *ip)
 	for (unsigned i = 0; i < ip->nr_tasks; i++)
 		g_free(ip->tasks[i].access.addrs);
 	interp_fork_children_free(ip);
-	g_free(ip->tasks);
+	g_aligned_free(ip->tasks);
 	for (unsigned i = 0; ip->regions && i < ip->w->nr_regions; i++)
 		g_free(ip->regions[i].vmas); /* NULL past a stopped layout */
 	g_free(ip->regions);
@@ -516,10 +516,11 @@ const GError *interp_error(const struct interp *ip)
 
 const struct interp_results *interp_results(struct interp *ip)
 {
-	uint64_t accessors = 0, accesses = 0, asked = 0, idle = 0;
+	uint64_t accessors = 0, accesses = 0, round_accesses = 0, asked = 0, idle = 0;
 	for (unsigned i = 0; i < ip->nr_tasks; i++) {
 		const struct itask *ts = &ip->tasks[i];
 		accesses += ts->accesses;
+		round_accesses += ts->round_accesses;
 		accessors += ts->accesses > 0;
 		asked += ts->accessor;
 		idle += ts->accessor && !ts->began_access;
@@ -528,5 +529,6 @@ const struct interp_results *interp_results(struct interp *ip)
 	ip->results.access_tasks = asked;
 	ip->results.access_tasks_idle = idle;
 	ip->results.accesses = accesses;
+	ip->results.round_accesses = round_accesses;
 	return &ip->results;
 }

@@ -68,7 +68,7 @@ enum fork_step { FORK_IDLE, FORK_IN_SYSCALL, FORK_WAITING };
 struct fork_child;
 
 struct itask {
-	struct task task;
+	_Alignas(HOST_LINE) struct task task; /* tasks of other cores run on other host threads */
 	struct interp *interp;
 	/* This task's flag stores not yet seen by the other cores, newest
 	 * first: the task itself reads them at once (store forwarding). */
@@ -87,6 +87,7 @@ struct itask {
 	bool accessor;        /* its program has an access op */
 	bool began_access;    /* it has started an access op */
 	uint64_t accesses;
+	uint64_t round_accesses; /* in completed rounds */
 	uint64_t still_at;  /* the local time of the ops counted in @still_ops */
 	uint64_t still_ops; /* ops executed in a row at @still_at */
 	/* The fork op: the task's child (NULL if its program has no fork),

@@ -39,6 +39,7 @@ struct options {
 	/* tlbsim sweep */
 	char **varies;
 	gint jobs;
+	gint threads; /* 0: the online CPUs */
 	gboolean emit_commands;
 	gint64 replicates;       /* OPTION_UNSET: not given */
 	char *trace;

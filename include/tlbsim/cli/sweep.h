@@ -100,6 +100,7 @@ struct sweep_config {
 	double max_wall_seconds;
 	bool host_time;
 	uint64_t sample_ns[3]; /* --sample's period, warm, window (options_sample_plan()) */
+	unsigned threads;      /* host threads for the whole sweep; 0: the online CPUs */
 };
 
 /**

@@ -57,6 +57,30 @@ void engine_schedule_local(struct engine *engine, uint64_t time, unsigned lane, 
 void engine_schedule_last(struct engine *engine, uint64_t time, unsigned lane, unsigned rank,
 			  engine_fn fn, void *target, uint64_t arg);
 
+/*
+ * An event that belongs to @group and may run on another host thread than
+ * the events of other groups.  It sorts like an engine_schedule_last() event
+ * of @rank in no lane.  Its fn promises that, until the next ordinary event,
+ * it and the events it schedules
+ * - write only state of @group, or shared state whose final value does not
+ *   depend on the order of the writes, with atomic writes;
+ * - read no state another group's events write;
+ * - call of the engine only engine_now(), the next-time queries and
+ *   engine_schedule_independent() for @group (anything else aborts).
+ * With a pool (engine_set_pool()) the engine then runs the independent
+ * events that come before the next ordinary one group by group, groups in
+ * parallel, each group's in the order a single thread would; the result is
+ * the same for any number of threads.
+ */
+void engine_schedule_independent(struct engine *engine, uint64_t time, unsigned group,
+				 unsigned rank, engine_fn fn, void *target, uint64_t arg);
+
+/* Run independent events on @pool's threads (NULL, or a pool of one
+ * thread: on the caller's, as ordinary events).  The pool must outlive the
+ * engine's runs; it may be shared by engines that do not run at once. */
+struct pool;
+void engine_set_pool(struct engine *engine, struct pool *pool);
+
 /* Time of the earliest pending event, ENGINE_NEVER when none is pending. */
 uint64_t engine_next_time(const struct engine *engine);
 /* The same for the events of one lane (local ones included), and for the
@@ -71,6 +95,8 @@ size_t engine_pending(const struct engine *engine);
  * Stops before an event whose time exceeds @time_limit, after @event_limit
  * dispatches (counted from this call), when the queue is empty, or when an
  * event calls engine_stop().  ENGINE_NEVER / UINT64_MAX mean "no limit".
+ * A phase of independent events (engine_set_pool()) is dispatched whole, so
+ * the count may pass @event_limit by up to a phase.
  */
 enum engine_stop_reason engine_run(struct engine *engine, uint64_t time_limit,
 				   uint64_t event_limit);

@@ -41,7 +41,7 @@ struct cpu_probe {
 };
 
 struct cpu {
-	unsigned id;
+	_Alignas(HOST_LINE) unsigned id;
 	unsigned socket, core, thread, core_id;
 	/* What this CPU's fills are tagged with, and what its lookups and
 	 * invalidations match (TLB_ANY_OWNER unless smt_invalidation=thread). */
@@ -79,6 +79,10 @@ struct cpu {
 	/* What it counted while its loop was settled and simulated
 	 * (machine_sample_note()); NULL unless sampling. */
 	struct machine_settled_spans *sample_spans;
+	/* Its earliest stale reports (machine_stale_reports()), sorted; NULL
+	 * until its first. */
+	unsigned nr_stale;
+	struct stale_report *stale;
 
 	struct counters counters;
 };
@@ -190,8 +194,6 @@ struct machine {
 	/* Registered per-destination bounds; slots up to nr_bounds, reused. */
 	unsigned nr_bounds, cap_bounds;
 	struct machine_bound *bounds;
-	unsigned nr_stale_reports; /* recorded, at most MACHINE_STALE_REPORTS */
-	struct stale_report stale[MACHINE_STALE_REPORTS];
 };
 
 /* @topology, @engine are borrowed and must outlive the machine. */
@@ -283,8 +285,7 @@ unsigned machine_count_stale_entries(struct machine *machine, const struct vma *
 
 /* @cpu could walk through the freed page-table page of 2 MiB span @span at
  * @now: count it in stale_pwc and report it. */
-void machine_report_stale_pwc(struct machine *machine, struct cpu *cpu, uint64_t span,
-			      uint64_t now);
+void machine_report_stale_pwc(struct cpu *cpu, uint64_t span, uint64_t now);
 
 /*
  * The checker for freed page tables: every CPU that still walks @mm's tables
@@ -339,6 +340,25 @@ static inline unsigned cpu_lane(const struct cpu *cpu)
  * bound (see "Lookahead").
  */
 uint64_t machine_horizon(const struct machine *machine, const struct cpu *cpu);
+
+/*
+ * The engine group (engine_schedule_independent()) of @cpu's quiet
+ * accesses: its core, whose TLBs, caches and walkers they share with the
+ * siblings and no one else.  The PTE bits they set are set atomically and
+ * end the same in any order (pte_mark_accessed()).  Under numaPTE a walk's
+ * cost depends on whether another socket's walk made the PTE page's replica
+ * first, an order across cores: every CPU is then in group 0.
+ */
+unsigned machine_run_group(const struct machine *machine, const struct cpu *cpu);
+
+/*
+ * The earliest stale reports of the run, at most MACHINE_STALE_REPORTS, in
+ * (time, CPU, address) order, into @out; returns how many.  Each CPU keeps
+ * its own earliest, so that the reports do not depend on the order in which
+ * CPUs ran ahead.
+ */
+unsigned machine_stale_reports(const struct machine *machine,
+			       struct stale_report out[MACHINE_STALE_REPORTS]);
 
 /* Register a bound (@lane, @extra); returns its handle. */
 unsigned machine_bound_add(struct machine *machine, unsigned lane, uint64_t extra);

@@ -44,9 +44,16 @@ struct pte {
 	 * ptep_get_and_clear().  Invariant: a PTE with @accessed false is in no
 	 * TLB, but for entries of an older change whose flush is still owed; a
 	 * not-present PTE is never accessed.  Kept for every policy (the walker
-	 * sets it for free); only flush_targets "abis" reads it. */
-	bool accessed;
-	uint16_t accessor;
+	 * sets it for free); only flush_targets "abis" reads it.  @access_word
+	 * is the three at once, for pte_mark_accessed(). */
+	union {
+		struct {
+			bool accessed;
+			uint8_t access_pad;
+			uint16_t accessor;
+		};
+		uint32_t access_word;
+	};
 };
 
 /* 20 bytes of generations, frame and flags, 3 of ABIS state, 1 of padding:
@@ -55,16 +62,33 @@ _Static_assert(sizeof(struct pte) == 24, "struct pte grew");
 
 #define PTE_ACCESSOR_SHARED UINT16_MAX
 
-/* A page walk of @cpu loaded @pte into a TLB: the hardware sets A, ABIS
- * learns the accessor. */
+/*
+ * A page walk of @cpu loaded @pte into a TLB: the hardware sets A, ABIS
+ * learns the accessor.  Atomic, as pte_mark_dirty(): walks of different
+ * cores may run on different host threads (machine_run_group()), and the
+ * result (A set; the one accessor, or shared) is the same in any order.
+ */
 static inline void pte_mark_accessed(struct pte *pte, unsigned cpu)
 {
-	if (!pte->accessed) {
-		pte->accessed = true;
-		pte->accessor = (uint16_t)cpu;
-	} else if (pte->accessor != cpu) {
-		pte->accessor = PTE_ACCESSOR_SHARED;
+	struct pte want;
+	uint32_t seen = __atomic_load_n(&pte->access_word, __ATOMIC_RELAXED);
+	for (;;) {
+		want.access_word = seen;
+		if (want.accessed && (want.accessor == cpu || want.accessor == PTE_ACCESSOR_SHARED))
+			return;
+		want.accessor = want.accessed ? PTE_ACCESSOR_SHARED : (uint16_t)cpu;
+		want.accessed = true;
+		if (__atomic_compare_exchange_n(&pte->access_word, &seen, want.access_word, true,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return;
 	}
+}
+
+/* A write went through @pte (the hardware sets D). */
+static inline void pte_mark_dirty(struct pte *pte)
+{
+	if (!__atomic_load_n(&pte->dirty, __ATOMIC_RELAXED))
+		__atomic_store_n(&pte->dirty, true, __ATOMIC_RELAXED);
 }
 
 struct mm;

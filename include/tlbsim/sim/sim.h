@@ -65,6 +65,11 @@ struct sim_input {
 	 * each warming for @sample_warm_ns then measuring for @sample_window_ns
 	 * (warm + window < period; needs run_ahead).  0: every access simulated. */
 	uint64_t sample_period_ns, sample_warm_ns, sample_window_ns;
+	/* Host threads for the run (0 and 1: the caller's only): the CPUs'
+	 * quiet accesses run on them core by core, with the same results for
+	 * any count (engine_schedule_independent()).  Without effect with a
+	 * trace, whose writer sees every event in order. */
+	unsigned threads;
 };
 
 struct sim_result {

@@ -16,6 +16,19 @@ static inline uint64_t page_size_bytes(enum page_size ps)
 	return UINT64_C(1) << page_size_shift(ps);
 }
 
+/*
+ * The host's cache line.  State that different host threads write (each
+ * core's TLBs, caches and counters, when the engine runs cores in parallel)
+ * starts on a line of its own, so that no write of one thread takes a line
+ * another thread is using.
+ */
+#define HOST_LINE 64
+
+static inline uint64_t host_line_round(uint64_t bytes)
+{
+	return (bytes + HOST_LINE - 1) & ~(uint64_t)(HOST_LINE - 1);
+}
+
 /* "4K", "2M", "1G" */
 const char *page_size_name(enum page_size ps);
 /* Returns -1 for an unknown name. */
