@@ -69,6 +69,7 @@
  */
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <glib.h>
 #include "tlbsim/engine/engine.h"
 #include "tlbsim/engine/pool.h"
@@ -155,6 +156,12 @@ struct phase_group {
 	uint64_t created;
 	_Atomic bool claimed;
 	unsigned ran_on; /* pool_thread_index() */
+	uint64_t cost;   /* host ns it took */
+};
+
+struct phase_rank {
+	uint64_t cost;
+	unsigned index;
 };
 
 struct phase {
@@ -162,7 +169,10 @@ struct phase {
 	unsigned nr_groups, cap_groups;
 	unsigned *index_of; /* group -> 1 + its index in @groups, 0: none */
 	unsigned *ran_on;   /* group -> the thread that ran it last */
+	uint64_t *cost;     /* group -> the host ns it took last time */
 	unsigned nr_index;
+	struct phase_rank *order; /* @groups' indexes, costliest last time first */
+	unsigned cap_order;
 	struct phase_key bound;
 	uint64_t time_limit;
 };
@@ -424,6 +434,8 @@ void engine_free(struct engine *engine)
 	g_aligned_free(engine->phase.groups);
 	g_free(engine->phase.index_of);
 	g_free(engine->phase.ran_on);
+	g_free(engine->phase.cost);
+	g_free(engine->phase.order);
 	g_free(engine);
 }
 
@@ -659,6 +671,8 @@ static struct phase_group *phase_group_of(struct engine *engine, unsigned group)
 		memset(ph->index_of + ph->nr_index, 0, (n - ph->nr_index) * sizeof(unsigned));
 		ph->ran_on = g_renew(unsigned, ph->ran_on, n);
 		memset(ph->ran_on + ph->nr_index, 0, (n - ph->nr_index) * sizeof(unsigned));
+		ph->cost = g_renew(uint64_t, ph->cost, n);
+		memset(ph->cost + ph->nr_index, 0, (n - ph->nr_index) * sizeof(uint64_t));
 		ph->nr_index = n;
 	}
 	if (ph->index_of[group])
@@ -679,9 +693,19 @@ static struct phase_group *phase_group_of(struct engine *engine, unsigned group)
 	return pg;
 }
 
+/* Host time for the phases' schedule only (C11: no monotonic clock; a
+ * step of the wall clock costs one misjudged phase). */
+static uint64_t host_ns(void)
+{
+	struct timespec ts;
+	timespec_get(&ts, TIME_UTC);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Run @pg's events in order, on the calling thread. */
 static void phase_run_group(struct phase_group *pg)
 {
+	uint64_t start = host_ns();
 	phase_current = pg;
 	while (pg->head < pg->len) {
 		struct phase_event ev = pg->queue[pg->head++];
@@ -690,6 +714,7 @@ static void phase_run_group(struct phase_group *pg)
 		ev.p.fn(ev.p.target, ev.p.arg);
 	}
 	phase_current = NULL;
+	pg->cost = host_ns() - start;
 }
 
 static bool phase_claim(struct phase_group *pg)
@@ -701,29 +726,48 @@ static bool phase_claim(struct phase_group *pg)
 }
 
 /*
- * One thread's part of a phase: first the groups it ran last time, whose
- * TLBs and caches are likely still in its host core's caches, then any left.
- * (Who runs what changes nothing but the time it takes.)
+ * One thread's part of a phase: the groups in order of what they cost last
+ * time, costliest first (longest processing time first keeps the threads'
+ * loads even), first those it ran last time, whose TLBs and caches are
+ * likely still in its host core's caches, then any left.  (Who runs what
+ * changes nothing but the time it takes.)
  */
 static void phase_run_share(void *ctx, unsigned i)
 {
 	(void)i;
 	struct phase *ph = &((struct engine *)ctx)->phase;
 	unsigned me = pool_thread_index();
-	for (unsigned g = 0; g < ph->nr_groups; g++) {
-		struct phase_group *pg = &ph->groups[g];
-		if (ph->ran_on[pg->group] == me && phase_claim(pg)) {
-			pg->ran_on = me;
-			phase_run_group(pg);
+	for (unsigned pass = 0; pass < 2; pass++)
+		for (unsigned k = 0; k < ph->nr_groups; k++) {
+			struct phase_group *pg = &ph->groups[ph->order[k].index];
+			if ((pass || ph->ran_on[pg->group] == me) && phase_claim(pg)) {
+				pg->ran_on = me;
+				phase_run_group(pg);
+			}
 		}
+}
+
+static int phase_cmp_cost(const void *a, const void *b)
+{
+	const struct phase_rank *x = a, *y = b;
+	if (x->cost != y->cost)
+		return x->cost > y->cost ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Many more groups than threads even out without it. */
+#define PHASE_SORT_PER_THREAD 4
+
+static void phase_order_by_cost(struct phase *ph, unsigned threads)
+{
+	if (ph->nr_groups > ph->cap_order) {
+		ph->cap_order = ph->cap_groups;
+		ph->order = g_renew(struct phase_rank, ph->order, ph->cap_order);
 	}
-	for (unsigned g = 0; g < ph->nr_groups; g++) {
-		struct phase_group *pg = &ph->groups[g];
-		if (phase_claim(pg)) {
-			pg->ran_on = me;
-			phase_run_group(pg);
-		}
-	}
+	for (unsigned k = 0; k < ph->nr_groups; k++)
+		ph->order[k] = (struct phase_rank){.cost = ph->cost[ph->groups[k].group], .index = k};
+	if (ph->nr_groups <= PHASE_SORT_PER_THREAD * threads)
+		qsort(ph->order, ph->nr_groups, sizeof(*ph->order), phase_cmp_cost);
 }
 
 /*
@@ -756,6 +800,7 @@ static uint64_t engine_phase(struct engine *engine, uint64_t time_limit)
 		ph->groups[0].ran_on = ph->ran_on[ph->groups[0].group];
 		phase_run_group(&ph->groups[0]);
 	} else {
+		phase_order_by_cost(ph, pool_threads(engine->pool));
 		pool_run(engine->pool, MIN(ph->nr_groups, pool_threads(engine->pool)),
 			 phase_run_share, engine);
 	}
@@ -775,6 +820,7 @@ static uint64_t engine_phase(struct engine *engine, uint64_t time_limit)
 		}
 		ph->index_of[pg->group] = 0;
 		ph->ran_on[pg->group] = pg->ran_on;
+		ph->cost[pg->group] = pg->cost;
 		atomic_store_explicit(&pg->claimed, false, memory_order_relaxed);
 		pg->head = pg->len = pg->nr_left = 0;
 		pg->dispatched = pg->created = 0;
