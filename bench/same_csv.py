@@ -22,6 +22,8 @@ Usage:
         and write one SHA-256 per output into FILE)
   bench/same_csv.py verify FILE [--tlbsim BIN] [--jobs N]   (record the shrunk set
         and compare each output's SHA-256 with FILE's)
+  --threads N (record, check, digest, verify): every run on N host threads; the
+  outputs must not depend on it (CI verifies with 1 and with tlbsim's default).
 
 record writes one file per output into DIR and DIR/index.tsv (name, command);
 compare prints each file that differs and exits 1 if any does. Two columns
@@ -177,6 +179,8 @@ def record(args):
         name, argv, extra = case
         files = [os.path.join(args.dir, name + ".csv")]
         full = [args.tlbsim] + argv + ["-q", "-o", files[0]]
+        if args.threads is not None:
+            full += ["--threads", str(args.threads)]
         for flag in extra:
             suffix = {"--per-cpu": "-cpus.csv", "--trace": "-trace.json",
                       "--timeseries": "-series.csv"}[flag]
@@ -320,6 +324,7 @@ def main():
         r.add_argument("--tlbsim", default=os.environ.get("TLBSIM",
                                                           os.path.join(ROOT, "build", "tlbsim")))
         r.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+        r.add_argument("--threads", type=int, help="host threads per run (default: tlbsim's)")
         r.add_argument("--shrunk", action="store_true")
         r.add_argument("--validation", action="store_true")
         r.add_argument("--quiet", action="store_true")
@@ -329,6 +334,7 @@ def main():
         d.add_argument("--tlbsim", default=os.environ.get("TLBSIM",
                                                           os.path.join(ROOT, "build", "tlbsim")))
         d.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+        d.add_argument("--threads", type=int, help="host threads per run (default: tlbsim's)")
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")
