@@ -126,7 +126,7 @@ _tlbsim()
 		_tlbsim_vary "$cur"
 		compopt -o nospace 2>/dev/null ;;
 	--seed | --max-events | --max-sim-ns | --max-wall-seconds | --label | --trace-window | \
-		--trace-max-events | --interval | --sample-plan | -j | --jobs) ;;
+		--trace-max-events | --interval | --sample-plan | -j | --jobs | --threads) ;;
 	*)
 		if [[ $cur == -* ]]; then
 			_tlbsim_reply "$(_tlbsim_options)" "$cur"

@@ -235,6 +235,9 @@ Test(e2e_robustness, bad_numbers_are_refused)
 		{"--max-wall-seconds", "inf", "not \"inf\""},
 		{"--max-wall-seconds", "-1", "not \"-1\""},
 		{"--max-wall-seconds", "0x1p3", "not \"0x1p3\""},
+		{"--threads", "two", "--threads takes a positive number of host threads, or 0 for "
+				     "the online CPUs, not \"two\""},
+		{"--threads", "4096", "(at most 1024)"},
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
 		struct run r;

@@ -112,6 +112,42 @@ Test(e2e_sweep, same_bytes_with_one_or_two_jobs)
 	expect_same_file("one.csv", "two.csv");
 }
 
+/* The sweep's --threads shared among its jobs, or each run's whole: the same bytes. */
+Test(e2e_sweep, same_bytes_with_any_threads)
+{
+	struct run r;
+	run_tlbsim(&r, "sweep", SWEEP_GRID, "--jobs", "1", "--threads", "1", "-o", "one.csv", NULL);
+	expect_status(&r, 0);
+	run_clear(&r);
+	run_tlbsim(&r, "sweep", SWEEP_GRID, "--jobs", "2", "--threads", "4", "-o", "four.csv", NULL);
+	expect_status(&r, 0);
+	run_clear(&r);
+	run_tlbsim(&r, "sweep", SWEEP_GRID, "--jobs", "1", "--threads", "3", "-o", "three.csv",
+		   NULL);
+	expect_status(&r, 0);
+	run_clear(&r);
+	expect_same_file("one.csv", "four.csv");
+	expect_same_file("one.csv", "three.csv");
+}
+
+/* --emit-commands passes --threads on when it is given, else leaves it to each run. */
+Test(e2e_sweep, emitted_commands_carry_threads_only_if_given)
+{
+	struct run r;
+	run_tlbsim(&r, "sweep", SWEEP_GRID, "--threads", "3", "--emit-commands", NULL);
+	expect_status(&r, 0);
+	char **lines = g_strsplit(r.out, "\n", -1);
+	cr_assert_eq(g_strv_length(lines), SWEEP_RUNS + 1);
+	for (unsigned i = 0; i < SWEEP_RUNS; i++)
+		cr_expect(strstr(lines[i], " --threads 3 ") != NULL, "%s", lines[i]);
+	g_strfreev(lines);
+	run_clear(&r);
+	run_tlbsim(&r, "sweep", SWEEP_GRID, "--emit-commands", NULL);
+	expect_status(&r, 0);
+	cr_expect(strstr(r.out, "--threads") == NULL, "%s", r.out);
+	run_clear(&r);
+}
+
 /*
  * The emitted commands, run by GNU parallel with -k, print the sweep's CSV:
  * the first command prints the header, the others --no-header.  A --set value

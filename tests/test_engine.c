@@ -750,13 +750,21 @@ static void schedule_ordinary(void *target, uint64_t arg)
 	engine_schedule(engine, engine_now(engine) + 1, 0, schedule_ordinary, engine, 0);
 }
 
-/* An independent event that breaks its promise stops the run at once. */
-Test(engine_phase, an_ordinary_schedule_from_a_phase_aborts, .signal = SIGTRAP)
+/* An engine with a pool of two threads (the death tests end before freeing). */
+static struct engine *engine_on_two_threads(void)
 {
 	char *why = NULL;
 	struct pool *pool = pool_new(2, &why);
+	cr_assert_not_null(pool, "%s", why);
 	struct engine *engine = engine_new(1);
 	engine_set_pool(engine, pool);
+	return engine;
+}
+
+/* An independent event that breaks its promise stops the run at once. */
+Test(engine_phase, an_ordinary_schedule_from_a_phase_aborts, .signal = SIGTRAP)
+{
+	struct engine *engine = engine_on_two_threads();
 	engine_schedule_independent(engine, 5, 0, 0, schedule_ordinary, engine, 0);
 	engine_schedule_independent(engine, 5, 1, 1, schedule_ordinary, engine, 0);
 	engine_run(engine, ENGINE_NEVER, ENGINE_NEVER);
@@ -771,10 +779,7 @@ static void schedule_other_group(void *target, uint64_t arg)
 
 Test(engine_phase, another_groups_schedule_from_a_phase_aborts, .signal = SIGTRAP)
 {
-	char *why = NULL;
-	struct pool *pool = pool_new(2, &why);
-	struct engine *engine = engine_new(1);
-	engine_set_pool(engine, pool);
+	struct engine *engine = engine_on_two_threads();
 	engine_schedule_independent(engine, 5, 0, 0, schedule_other_group, engine, 0);
 	engine_run(engine, ENGINE_NEVER, ENGINE_NEVER);
 }
