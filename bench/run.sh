@@ -6,6 +6,9 @@
 #   4. scale: the munmap harness, one accessor per CPU, on 8..1024 CPUs
 #   5. locks: tlbsim -T amd-milan-36c -w tlb_flush2 -p linux-6.15 (36 tasks)
 #   6. sweeps: four runs with --jobs 1, then with --jobs 2
+#   7. host threads: munmap16 and the 1024-CPU scale row with --threads 1 and 2
+# Sections 3-6 run each simulation on one host thread (--threads 1), so that
+# they measure the work of a run; section 7 measures what more threads save.
 # Each figure is the median (min–max) of several runs.  It configures a
 # Release build of this source tree in a temporary directory (removed at the
 # end), so it measures the working tree as it is.
@@ -148,8 +151,10 @@ awk -F' [|] ' '/^[|] tlbsim/ { sub(/ [|]$/, "", $5); printf "%s\t%s\t%s\t%s\n", 
 run_tlbsim() {
 	local out="$1"
 	shift
-	/usr/bin/time -o "$out.t" -f "%e %U %S %M" "$tlbsim" "$@" -q --host-time --no-header \
-		>>"$out.csv"
+	local threads=(--threads 1)
+	case " $* " in *" --threads "*) threads=() ;; esac
+	/usr/bin/time -o "$out.t" -f "%e %U %S %M" "$tlbsim" "$@" "${threads[@]}" -q --host-time \
+		--no-header >>"$out.csv"
 	awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$out.t" >>"$out.time"
 }
 
@@ -326,8 +331,9 @@ sweeps="$work/sweeps"
 : >"$sweeps.rows"
 for _ in $(seq "$reps"); do
 	for j in 1 2; do
+		# --threads is the sweep's: one host thread per run either way
 		/usr/bin/time -o "$sweeps.t" -f "%e" "$tlbsim" "${sweep_args[@]}" --jobs "$j" \
-			-o "$sweeps.csv"
+			--threads "$j" -o "$sweeps.csv"
 		printf '%s ' "$(cat "$sweeps.t")" >>"$sweeps.rows"
 	done
 	echo >>"$sweeps.rows"
@@ -341,6 +347,51 @@ echo "|---:|---:|---:|"
 echo "| $(stats "$sweeps.r" 1 2) | $(stats "$sweeps.r" 2 2) | $(stats "$sweeps.r" 3 2) |"
 echo
 summary "sweeps" "haswell-i7, munmap16 (512 munmaps), seeds 1-4" "wall s, --jobs 2" "$(stats "$sweeps.r" 2 2)" "$(stats "$sweeps.r" 3 2)× faster than --jobs 1"
+
+# ---- 7. host threads ------------------------------------------------------------------
+echo "## 7. Host threads: one run with \`--threads 1\` and \`--threads 2\`"
+echo
+echo "Each repetition runs both, one after the other; the CSVs are the same bytes"
+echo "(checked here).  Speed-up: wall time with one thread over wall time with two."
+echo
+echo "| case | wall s, 1 thread | wall s, 2 threads | speed-up | CPU s, 2 threads |"
+echo "|---|---:|---:|---:|---:|"
+threads_case() { # NAME REPS ARGS...
+	local name="$1" n="$2"
+	shift 2
+	local out="$work/threads-$name"
+	: >"$out.rows"
+	for _ in $(seq "$n"); do
+		for t in 1 2; do
+			rm -f "$out-$t.time" "$out-$t.csv"
+			run_tlbsim "$out-$t" "$@" --threads "$t"
+		done
+		if ! cmp -s <(cut -d, -f1-$((c_host - 1)) "$out-1.csv") \
+			<(cut -d, -f1-$((c_host - 1)) "$out-2.csv"); then
+			echo "bench: $name: --threads 2 wrote another row than --threads 1" >&2
+			exit 1
+		fi
+		# wall 1, wall 2, speed-up, CPU 2
+		paste -d' ' "$out-1.time" "$out-2.time" |
+			awk '{ printf "%s %s %.2f %s\n", $1, $4, $1 / $4, $5 }' >>"$out.rows"
+	done
+	echo "| $name | $(stats "$out.rows" 1 2) | $(stats "$out.rows" 2 2) |" \
+		"$(stats "$out.rows" 3 2) | $(stats "$out.rows" 4 2) |"
+	summary "host threads" "$name" "wall s, --threads 2" "$(stats "$out.rows" 2 2)" \
+		"$(stats "$out.rows" 3 2)× faster than --threads 1"
+}
+if [ "$quick" = 1 ]; then
+	threads_case "haswell-i7, munmap16" "$reps" "${e2e_args[@]}"
+	threads_case "1024 CPUs, default accessors, 2 munmaps" 1 \
+		-T "$src/bench/topologies/synth-1024.json" -w munmap --set workload.threads=1023 \
+		--set workload.munmaps=2 --set workload.tail_ms=0
+else
+	threads_case "haswell-i7, munmap16" "$reps" "${e2e_args[@]}"
+	threads_case "1024 CPUs, default accessors, 4 munmaps" "$scale_reps" \
+		-T "$src/bench/topologies/synth-1024.json" -w munmap --set workload.threads=1023 \
+		--set workload.munmaps=4 --set workload.tail_ms=0
+fi
+echo
 
 load_end="$(loadavg)"
 echo
