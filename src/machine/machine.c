@@ -78,6 +78,12 @@ unsigned machine_run_group(const struct machine *machine, const struct cpu *cpu)
 	return machine->replica_cycles ? 0 : cpu->core_id;
 }
 
+unsigned machine_nr_run_groups(const struct machine *machine)
+{
+	const struct topology *t = machine->topology;
+	return machine->replica_cycles ? 1 : t->sockets * t->cores_per_socket;
+}
+
 uint64_t machine_horizon(const struct machine *machine, const struct cpu *cpu)
 {
 	const struct engine *engine = machine->engine;

@@ -225,12 +225,14 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 		}
 		sampler = sampler_new(&k, &plan, input->seed);
 	}
-	if (input->threads > 1 && !trace) {
+	/* No more threads than groups: the others would only spin. */
+	unsigned threads = MIN(input->threads, machine_nr_run_groups(machine));
+	if (threads > 1 && !trace) {
 		char *why = NULL;
-		pool = pool_new(input->threads, &why);
+		pool = pool_new(threads, &why);
 		if (!pool) {
 			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INTERNAL, "--threads %u: %s",
-				    input->threads, why);
+				    threads, why);
 			g_free(why);
 			goto out_free_interp;
 		}

@@ -350,6 +350,9 @@ uint64_t machine_horizon(const struct machine *machine, const struct cpu *cpu);
  * first, an order across cores: every CPU is then in group 0.
  */
 unsigned machine_run_group(const struct machine *machine, const struct cpu *cpu);
+/* How many groups machine_run_group() hands out: more host threads than
+ * that would find nothing to do. */
+unsigned machine_nr_run_groups(const struct machine *machine);
 
 /*
  * The earliest stale reports of the run, at most MACHINE_STALE_REPORTS, in

@@ -67,8 +67,8 @@ struct sim_input {
 	uint64_t sample_period_ns, sample_warm_ns, sample_window_ns;
 	/* Host threads for the run (0 and 1: the caller's only): the CPUs'
 	 * quiet accesses run on them core by core, with the same results for
-	 * any count (engine_schedule_independent()).  Without effect with a
-	 * trace, whose writer sees every event in order. */
+	 * any count (engine_schedule_independent()); at most one per core.
+	 * Without effect with a trace, whose writer sees every event in order. */
 	unsigned threads;
 };
 
