@@ -540,9 +540,9 @@ uint64_t engine_now(const struct engine *engine)
 	return pg && pg->engine == engine ? pg->now : engine->now;
 }
 
-/* engine_schedule() and its variants: queue fn(target, arg) at @time. */
+/* engine_schedule() and its variants: queue @p at @time. */
 static void engine_insert(struct engine *engine, uint64_t time, uint64_t seq_flags,
-			  unsigned lane, bool local, engine_fn fn, void *target, uint64_t arg)
+			  struct payload p)
 {
 	if (G_UNLIKELY(phase_current != NULL))
 		g_error("engine: an independent event scheduled an ordinary one: its group's "
@@ -554,44 +554,36 @@ static void engine_insert(struct engine *engine, uint64_t time, uint64_t seq_fla
 	};
 
 	g_assert(time >= engine->now);
-	g_assert(fn != NULL);
-	if (lane != ENGINE_LANE_NONE) {
-		g_assert(lane < engine->nr_lanes);
+	g_assert(p.fn != NULL);
+	if (!p.independent && p.lane != ENGINE_LANE_NONE) {
+		g_assert(p.lane < engine->nr_lanes);
 		struct event_key key = {it.time, it.seq};
-		if (local)
-			key_heap_push(&engine->lanes[lane].local, key);
+		if (p.local)
+			key_heap_push(&engine->lanes[p.lane].local, key);
 		else
-			lane_add(engine, lane, key);
+			lane_add(engine, p.lane, key);
 	}
 	if (engine->nr_free == 0)
 		engine_grow(engine);
 	it.slot = engine->free_slots[--engine->nr_free];
-	engine->payload[it.slot] =
-	    (struct payload){.fn = fn, .target = target, .arg = arg, .lane = lane, .local = local};
+	engine->payload[it.slot] = p;
 	queue_push(engine, it);
-}
-
-static void engine_insert_independent(struct engine *engine, uint64_t time, uint64_t seq_flags,
-				      unsigned group, engine_fn fn, void *target, uint64_t arg)
-{
-	engine_insert(engine, time, seq_flags, ENGINE_LANE_NONE, false, fn, target, arg);
-	/* engine_insert() took the slot on top of the free stack. */
-	struct payload *p = &engine->payload[engine->free_slots[engine->nr_free]];
-	p->lane = group;
-	p->independent = true;
 }
 
 void engine_schedule(struct engine *engine, uint64_t time, unsigned lane, engine_fn fn,
 		     void *target, uint64_t arg)
 {
-	engine_insert(engine, time, 0, lane, false, fn, target, arg);
+	engine_insert(engine, time, 0,
+		      (struct payload){.fn = fn, .target = target, .arg = arg, .lane = lane});
 }
 
 void engine_schedule_local(struct engine *engine, uint64_t time, unsigned lane, engine_fn fn,
 			   void *target, uint64_t arg)
 {
 	g_assert(lane != ENGINE_LANE_NONE);
-	engine_insert(engine, time, 0, lane, true, fn, target, arg);
+	engine_insert(engine, time, 0,
+		      (struct payload){.fn = fn, .target = target, .arg = arg, .lane = lane,
+				       .local = true});
 }
 
 void engine_schedule_last(struct engine *engine, uint64_t time, unsigned lane, unsigned rank,
@@ -599,8 +591,8 @@ void engine_schedule_last(struct engine *engine, uint64_t time, unsigned lane, u
 {
 	g_assert(rank < (1u << (63 - SEQ_RANK_SHIFT)));
 	g_assert(engine->next_seq <= SEQ_LOW_MASK);
-	engine_insert(engine, time, SEQ_LAST | ((uint64_t)rank << SEQ_RANK_SHIFT), lane, false, fn,
-		      target, arg);
+	engine_insert(engine, time, SEQ_LAST | ((uint64_t)rank << SEQ_RANK_SHIFT),
+		      (struct payload){.fn = fn, .target = target, .arg = arg, .lane = lane});
 }
 
 /* ---- phases ---------------------------------------------------------------- */
@@ -658,8 +650,9 @@ void engine_schedule_independent(struct engine *engine, uint64_t time, unsigned 
 		return;
 	}
 	g_assert(engine->next_seq <= SEQ_LOW_MASK);
-	engine_insert_independent(engine, time, SEQ_LAST | ((uint64_t)rank << SEQ_RANK_SHIFT),
-				  group, fn, target, arg);
+	engine_insert(engine, time, SEQ_LAST | ((uint64_t)rank << SEQ_RANK_SHIFT),
+		      (struct payload){.fn = fn, .target = target, .arg = arg, .lane = group,
+				       .independent = true});
 }
 
 static struct phase_group *phase_group_of(struct engine *engine, unsigned group)
@@ -813,11 +806,9 @@ static uint64_t engine_phase(struct engine *engine, uint64_t time_limit)
 	}
 	for (unsigned g = 0; g < ph->nr_groups; g++) {
 		struct phase_group *pg = &ph->groups[g];
-		for (unsigned i = 0; i < pg->nr_left; i++) {
-			const struct phase_event *ev = &pg->left[i];
-			engine_insert_independent(engine, ev->key.time, ev->key.hi << SEQ_RANK_SHIFT,
-						  pg->group, ev->p.fn, ev->p.target, ev->p.arg);
-		}
+		for (unsigned i = 0; i < pg->nr_left; i++)
+			engine_insert(engine, pg->left[i].key.time,
+				      pg->left[i].key.hi << SEQ_RANK_SHIFT, pg->left[i].p);
 		ph->index_of[pg->group] = 0;
 		ph->ran_on[pg->group] = pg->ran_on;
 		ph->cost[pg->group] = pg->cost;

@@ -69,17 +69,17 @@ static enum engine_stop_reason sim_engine_loop(const struct sim_input *input,
 	struct engine *engine = k->engine;
 	for (unsigned samples = 1;; samples++) {
 		uint64_t dispatched = engine_events_dispatched(engine);
-		/* A phase (engine.h) may pass the budget: one that did makes the
-		 * run stop at it, as the serial run would have, even if the queue
-		 * then ran dry or the next event lies past the time limit. */
-		if (event_limit != ENGINE_NEVER && dispatched > event_limit)
-			return ENGINE_EVENT_LIMIT;
 		uint64_t left = event_limit == ENGINE_NEVER ? ENGINE_NEVER : event_limit - dispatched;
 		uint64_t limit = time_limit;
 		bool boundary = series && timeseries_boundary(series) - 1 < time_limit;
 		if (boundary)
 			limit = timeseries_boundary(series) - 1;
 		enum engine_stop_reason why = engine_run(engine, limit, MIN(slice, left));
+		/* A phase (engine.h) may pass the budget: one that did stops the
+		 * run at it, as a single thread would have, even if the queue then
+		 * ran dry or the next event lies past a time limit or boundary. */
+		if (event_limit != ENGINE_NEVER && engine_events_dispatched(engine) > event_limit)
+			return ENGINE_EVENT_LIMIT;
 		if (why == ENGINE_TIME_LIMIT && boundary) {
 			sim_counted_until(k, until);
 			timeseries_sample(series, k->machine, until, engine_next_time(engine));
@@ -88,8 +88,6 @@ static enum engine_stop_reason sim_engine_loop(const struct sim_input *input,
 				return ENGINE_STOPPED;
 			continue;
 		}
-		if (event_limit != ENGINE_NEVER && engine_events_dispatched(engine) > event_limit)
-			return ENGINE_EVENT_LIMIT;
 		if (why != ENGINE_EVENT_LIMIT || left <= slice)
 			return why;
 		if (stop_requested(&input->stop))
