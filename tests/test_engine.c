@@ -1,5 +1,6 @@
 /* Tests of the discrete-event engine (src/engine/engine.c). */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <criterion/criterion.h>
 #include <glib.h>
@@ -750,21 +751,22 @@ static void schedule_ordinary(void *target, uint64_t arg)
 	engine_schedule(engine, engine_now(engine) + 1, 0, schedule_ordinary, engine, 0);
 }
 
-/* An engine with a pool of two threads (the death tests end before freeing). */
-static struct engine *engine_on_two_threads(void)
+/* An engine with a pool of two threads, the pool in *@pool. */
+static struct engine *engine_on_two_threads(struct pool **pool)
 {
 	char *why = NULL;
-	struct pool *pool = pool_new(2, &why);
-	cr_assert_not_null(pool, "%s", why);
+	*pool = pool_new(2, &why);
+	cr_assert_not_null(*pool, "%s", why);
 	struct engine *engine = engine_new(1);
-	engine_set_pool(engine, pool);
+	engine_set_pool(engine, *pool);
 	return engine;
 }
 
 /* An independent event that breaks its promise stops the run at once. */
 Test(engine_phase, an_ordinary_schedule_from_a_phase_aborts, .signal = SIGTRAP)
 {
-	struct engine *engine = engine_on_two_threads();
+	struct pool *pool;
+	struct engine *engine = engine_on_two_threads(&pool);
 	engine_schedule_independent(engine, 5, 0, 0, schedule_ordinary, engine, 0);
 	engine_schedule_independent(engine, 5, 1, 1, schedule_ordinary, engine, 0);
 	engine_run(engine, ENGINE_NEVER, ENGINE_NEVER);
@@ -779,7 +781,8 @@ static void schedule_other_group(void *target, uint64_t arg)
 
 Test(engine_phase, another_groups_schedule_from_a_phase_aborts, .signal = SIGTRAP)
 {
-	struct engine *engine = engine_on_two_threads();
+	struct pool *pool;
+	struct engine *engine = engine_on_two_threads(&pool);
 	engine_schedule_independent(engine, 5, 0, 0, schedule_other_group, engine, 0);
 	engine_run(engine, ENGINE_NEVER, ENGINE_NEVER);
 }
@@ -851,5 +854,38 @@ Test(engine_phase, a_new_event_sorts_after_pending_ones_of_its_time_and_rank)
 	cr_assert(t.b_saw_x);
 	cr_assert_eq(engine_events_dispatched(t.engine), 4);
 	engine_free(t.engine);
+	pool_free(pool);
+}
+
+/*
+ * Groups of one phase really run at the same time on a pool of two: each of
+ * two events waits for the other to have started.  One thread running them
+ * one after the other would make the first wait out its 10 s and fail.
+ */
+struct meeting {
+	atomic_int arrived;
+	atomic_bool met[2];
+};
+
+static void meet(void *target, uint64_t group)
+{
+	struct meeting *m = target;
+	atomic_fetch_add(&m->arrived, 1);
+	for (unsigned polls = 0; polls < 100000 && atomic_load(&m->arrived) < 2; polls++)
+		g_usleep(100);
+	atomic_store(&m->met[group], atomic_load(&m->arrived) == 2);
+}
+
+Test(engine_phase, groups_of_a_phase_run_at_the_same_time)
+{
+	struct meeting m = {0};
+	struct pool *pool;
+	struct engine *engine = engine_on_two_threads(&pool);
+	engine_schedule_independent(engine, 5, 0, 0, meet, &m, 0);
+	engine_schedule_independent(engine, 5, 1, 1, meet, &m, 1);
+	cr_assert_eq(engine_run(engine, ENGINE_NEVER, ENGINE_NEVER), ENGINE_EMPTY);
+	cr_expect(atomic_load(&m.met[0]) && atomic_load(&m.met[1]));
+	cr_expect_eq(engine_events_dispatched(engine), 2);
+	engine_free(engine);
 	pool_free(pool);
 }

@@ -227,6 +227,24 @@ Test(machine, cpus_follow_linux_numbering)
 	machine_free(NULL);
 }
 
+/*
+ * The engine groups of quiet accesses: one per core, the siblings together
+ * (they share TLBs, walkers and caches); a single group under numaPTE, whose
+ * walks pay for a replica depending on which socket walked first.
+ */
+Test(machine, quiet_accesses_run_grouped_by_core_or_all_together_under_numapte)
+{
+	struct rig *r = rig_new(NULL);
+	cr_expect_eq(machine_nr_run_groups(r->m), 4);
+	for (unsigned c = 0; c < NR_CPUS; c++)
+		cr_expect_eq(machine_run_group(r->m, cpu(r, c)), c % 4, "cpu %u", c);
+	r->m->replica_cycles = 2000;
+	cr_expect_eq(machine_nr_run_groups(r->m), 1);
+	for (unsigned c = 0; c < NR_CPUS; c++)
+		cr_expect_eq(machine_run_group(r->m, cpu(r, c)), 0, "cpu %u", c);
+	rig_free(r);
+}
+
 Test(machine, probe_order_level_one_first)
 {
 	struct rig *r = rig_new(NULL);
