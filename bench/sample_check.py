@@ -14,7 +14,6 @@ import argparse
 import csv
 import io
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -49,14 +48,19 @@ TOLERANCE = 0.01
 
 
 def run_one(argv):
-    """(row, CPU seconds) of one tlbsim run; the CPU time is the child's own."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(argv + ["-q"], capture_output=True, text=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """(row, CPU seconds) of one tlbsim run on one host thread; the CPU time is
+    the child's own (wait4(), not RUSAGE_CHILDREN, which with --jobs also
+    counts the runs that ended meanwhile)."""
+    p = subprocess.Popen(argv + ["-q", "--threads", "1"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    out = p.stdout.read()
+    err = p.stderr.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
-        raise SystemExit(f"sample_check: {' '.join(argv)}: exit {p.returncode}\n{p.stderr}")
-    row = next(csv.DictReader(io.StringIO(p.stdout)))
-    return row, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        raise SystemExit(f"sample_check: {' '.join(argv)}: exit {p.returncode}\n{err}")
+    row = next(csv.DictReader(io.StringIO(out)))
+    return row, usage.ru_utime + usage.ru_stime
 
 
 def judge(exact, sampled):
