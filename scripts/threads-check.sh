@@ -28,6 +28,7 @@ cases=(
 	"-T haswell-i7 -w munmap16 --set workload.munmaps=16 --set workload.tail_ms=0 --timeseries $work/series.csv --interval 20000"
 	"-T haswell-i7 -w munmap16 --set workload.munmaps=16 --max-events 3000"
 	"sweep -T haswell-i7 -w tests/data/e2e-small.json --vary seed=1..4 --jobs 2"
+	"sweep -T haswell-i7 -w munmap16 --set workload.munmaps=16 --set workload.tail_ms=0 --vary seed=1..3 --jobs 2"
 )
 run() { # OUT THREADS BINARY ARGS...
 	local out="$1" threads="$2" bin="$3"

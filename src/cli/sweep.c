@@ -615,16 +615,24 @@ struct sweep_state {
 	const struct sweep_config *config;
 	struct sweep_job *jobs;
 	size_t n;
-	/* Host threads per run: the sweep's share of each of its --jobs, so
-	 * that jobs x threads never exceeds what the sweep was given. */
-	unsigned run_threads;
-	atomic_int stop; /* every run's cancel flag */
+	/* The runs' host threads, shared: --threads beyond --jobs are helpers
+	 * any run's phases may take, and a job thread with no run left to
+	 * start lends itself to the runs still going.  NULL with one thread:
+	 * each run on its job's thread. */
+	struct pool *pool;
+	atomic_int started;  /* jobs a worker has taken */
+	atomic_int finished; /* every job is done: lent threads go home */
+	atomic_int workers;  /* job threads still in sweep_worker() */
+	atomic_int stop;     /* every run's cancel flag */
 	/*
 	 * The hand-offs, in C11 terms: every job is loaded before @loaded is
 	 * released, and a worker acquires it before touching its job; a worker
 	 * releases its results with its increment of @done, and the coordinator
-	 * acquires them with the load that sees the count reach n.  The pool's
-	 * queue and the mutex below order the same things, but with futexes
+	 * acquires them with the load that sees the count reach n; a job
+	 * thread releases its last use of @pool with its decrement of
+	 * @workers, and the coordinator frees the pool once it has acquired
+	 * 0.  The thread pool and the mutex below order the same things, but
+	 * with futexes
 	 * that ThreadSanitizer cannot see; these atomics let a TSan build check
 	 * that runs share nothing else.
 	 */
@@ -650,7 +658,8 @@ static void sweep_simulate(struct sweep_state *s, struct sweep_job *job)
 		.sample_period_ns = c->sample_ns[0],
 		.sample_warm_ns = c->sample_ns[1],
 		.sample_window_ns = c->sample_ns[2],
-		.threads = s->run_threads,
+		.threads = 1,
+		.shared_pool = s->pool,
 	};
 	if (input.stop.deadline)
 		input.stop.deadline -= job->load_us;
@@ -678,11 +687,9 @@ static void sweep_simulate(struct sweep_state *s, struct sweep_job *job)
 	sim_result_free(result);
 }
 
-static void sweep_worker(gpointer data, gpointer user_data)
+/* One job of the grid, run and counted done. */
+static void sweep_do_job(struct sweep_state *s, struct sweep_job *job)
 {
-	struct sweep_job *job = data;
-	struct sweep_state *s = user_data;
-	g_assert(atomic_load_explicit(&s->loaded, memory_order_acquire));
 	if (!atomic_load_explicit(&s->stop, memory_order_relaxed))
 		sweep_simulate(s, job);
 	inputs_clear(&job->inputs);
@@ -691,9 +698,31 @@ static void sweep_worker(gpointer data, gpointer user_data)
 	if (failed)
 		atomic_store(&s->stop, 1);
 	g_mutex_lock(&s->lock);
-	atomic_fetch_add_explicit(&s->done, 1, memory_order_release);
+	size_t done = atomic_fetch_add_explicit(&s->done, 1, memory_order_release) + 1;
 	g_cond_signal(&s->completed);
 	g_mutex_unlock(&s->lock);
+	if (done == s->n && s->pool) {
+		atomic_store(&s->finished, 1);
+		pool_wake(s->pool);
+	}
+}
+
+/*
+ * A job thread: takes the next job in grid order until none is left, then
+ * lends itself to the runs still going until every job is done.
+ */
+static void sweep_worker(gpointer data, gpointer user_data)
+{
+	(void)data;
+	struct sweep_state *s = user_data;
+	g_assert(atomic_load_explicit(&s->loaded, memory_order_acquire));
+	size_t next;
+	while ((next = (size_t)atomic_fetch_add(&s->started, 1)) < s->n)
+		sweep_do_job(s, &s->jobs[next]);
+	if (s->pool)
+		pool_lend(s->pool, &s->finished);
+	/* Done with the pool: it may be freed (see sweep_state). */
+	atomic_fetch_sub_explicit(&s->workers, 1, memory_order_release);
 }
 
 /* What the progress bar shows, to redraw it only when that changes. */
@@ -756,12 +785,28 @@ static bool sweep_load(const struct sweep_grid *grid, struct sweep_state *s,
 static bool sweep_execute(struct sweep_state *s, unsigned jobs, const atomic_int *interrupt,
 			  FILE *progress, GError **error)
 {
+	unsigned threads = s->config->threads ? s->config->threads : g_get_num_processors();
+	if (threads > 1) {
+		char *why = NULL;
+		s->pool = pool_new_shared(threads > jobs ? threads - jobs : 0, jobs, &why);
+		if (!s->pool) {
+			g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INTERNAL, "--threads %u: %s",
+				    threads, why);
+			g_free(why);
+			return false;
+		}
+	}
 	GThreadPool *pool = g_thread_pool_new(sweep_worker, s, (gint)jobs, TRUE, error);
-	if (!pool)
+	if (!pool) {
+		pool_free(s->pool);
+		s->pool = NULL;
 		return false;
+	}
+	atomic_store(&s->workers, (int)jobs);
 	atomic_store_explicit(&s->loaded, 1, memory_order_release);
-	for (size_t i = 0; i < s->n; i++)
-		g_thread_pool_push(pool, &s->jobs[i], NULL);
+	/* One task per thread: each takes jobs in grid order (sweep_worker()). */
+	for (unsigned i = 0; i < jobs; i++)
+		g_thread_pool_push(pool, s, NULL);
 	struct progress bar = {.out = progress, .start = g_get_monotonic_time(), .shown_seconds = -1};
 	g_mutex_lock(&s->lock);
 	size_t done;
@@ -780,6 +825,10 @@ static bool sweep_execute(struct sweep_state *s, unsigned jobs, const atomic_int
 		fputc('\n', progress);
 	}
 	g_thread_pool_free(pool, FALSE, TRUE);
+	while (atomic_load_explicit(&s->workers, memory_order_acquire))
+		g_thread_yield();
+	pool_free(s->pool);
+	s->pool = NULL;
 	return true;
 }
 
@@ -818,13 +867,14 @@ bool sweep_run(const struct sweep_grid *grid, const struct sweep_config *config,
 	atomic_init(&s.stop, 0);
 	atomic_init(&s.loaded, 0);
 	atomic_init(&s.done, 0);
+	atomic_init(&s.started, 0);
+	atomic_init(&s.finished, 0);
+	atomic_init(&s.workers, 0);
 	g_mutex_init(&s.lock);
 	g_cond_init(&s.completed);
 	if (jobs == 0)
 		jobs = g_get_num_processors();
 	jobs = (unsigned)MIN(jobs, s.n);
-	unsigned threads = config->threads ? config->threads : g_get_num_processors();
-	s.run_threads = MAX(1, threads / jobs);
 
 	bool ok = sweep_check(grid, config, error) && sweep_load(grid, &s, interrupt, error) &&
 		  sweep_execute(&s, jobs, interrupt, progress, error) &&

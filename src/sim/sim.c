@@ -223,9 +223,12 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 		}
 		sampler = sampler_new(&k, &plan, input->seed);
 	}
-	/* No more threads than groups: the others would only spin. */
+	/* No more threads than groups: the others would only spin.  (A shared
+	 * pool's loops are capped by the engine.) */
 	unsigned threads = MIN(input->threads, machine_nr_run_groups(machine));
-	if (threads > 1 && !trace) {
+	if (input->shared_pool && machine_nr_run_groups(machine) > 1 && !trace) {
+		engine_set_pool(engine, input->shared_pool);
+	} else if (threads > 1 && !trace && !input->shared_pool) {
 		char *why = NULL;
 		pool = pool_new(threads, &why);
 		if (!pool) {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <glib.h>
+#include "tlbsim/engine/pool.h"
 #include "tlbsim/kernel/policy.h"
 #include "tlbsim/machine/counters.h"
 #include "tlbsim/machine/machine.h"
@@ -70,6 +71,9 @@ struct sim_input {
 	 * any count (engine_schedule_independent()); at most one per core.
 	 * Without effect with a trace, whose writer sees every event in order. */
 	unsigned threads;
+	/* A pool shared with other runs (a sweep's): used instead of
+	 * @threads, and not freed.  NULL: the run makes its own. */
+	struct pool *shared_pool;
 };
 
 struct sim_result {
