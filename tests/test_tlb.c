@@ -859,6 +859,15 @@ Test(tlb, random_vs_reference_stlb)
 	compare_with_reference(256, 8, SZ_4K | SZ_2M, &pool, 4, 40000);
 }
 
+/* 12 ways, the most whose recency fits one word (src/machine/recency.h), and
+ * 13, the fewest that keep a stamp per way. */
+Test(tlb, random_vs_reference_widest_ordered_and_narrowest_stamped_sets)
+{
+	const struct pool pool = {.regions = 2, .huge = 4, .small = 40, .asids = 2};
+	compare_with_reference(48, 12, SZ_4K | SZ_2M, &pool, 5, 30000);
+	compare_with_reference(52, 13, SZ_4K | SZ_2M, &pool, 6, 30000);
+}
+
 Test(tlb, lookup_size_probes_only_that_size)
 {
 	struct tlb_geometry g = {.entries = 16, .ways = 4, .page_sizes = (1u << PS_4K) | (1u << PS_2M)};

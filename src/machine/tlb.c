@@ -17,15 +17,21 @@
  * separate entries, as in an SMT-shared DTLB that tags the logical processor.
  *
  * Invariant: at most one valid entry per (vpn, page size, ASID, owner), and it
- * sits in set (vpn % sets).  Valid entries carry distinct stamps >= 1, invalid
- * ones tag 0 and stamp 0, so "first way with the smallest stamp" is the fill
+ * sits in set (vpn % sets); invalid ways have tag 0.  Under LRU with at most 12
+ * ways a set is "ordered": one word holds the ways' recency and which are
+ * filled (recency.h); the fill victim is the first invalid way, else the
+ * least recently used.  Otherwise
+ * (tree PLRU, wider sets) valid entries carry distinct stamps >= 1 and
+ * invalid ones stamp 0, so "first way with the smallest stamp" is the fill
  * victim under LRU, and under tree PLRU while the set has an invalid way.
+ * Either way the victim of a full set is its least recently used entry.
  * stats.lookups == stats.hits + stats.misses.
  *
- * Layout: one block per set holding its ways' tags, then their LRU stamps,
- * (asid, owner) ids, PTE generations, frames and write permissions, so that a
- * lookup or a fill touches one block (an 8-way set is 232 bytes: the tags are
- * one cache line, the rest three more) and addresses it from one pointer.
+ * Layout: one block per set holding its ways' tags, then its recency word
+ * (or the ways' stamps), (asid, owner) ids, PTE generations, frames and write
+ * permissions, so that a lookup or a fill touches one block (an ordered 8-way
+ * set is 176 bytes: the tags are one cache line, the rest two more) and
+ * addresses it from one pointer.
  * Hot path: the set sizes machines have (4 and 8 ways) get their own copy of
  * the lookup and fill code with the way count a constant, so the loops over
  * the ways unroll into compares and conditional moves: which way hits, or is
@@ -35,13 +41,14 @@
  */
 #include <glib.h>
 #include "tlbsim/machine/tlb.h"
+#include "recency.h"
 
 #define ALL_PAGE_SIZES ((1u << NR_PAGE_SIZES) - 1)
 /* tag = TAG_VALID | vpn << 2 | page size; 0 = an invalid way. */
 #define TAG_VALID (UINT64_C(1) << 63)
 #define TAG_SIZE_BITS 2
-/* The frame fits the entry's padding: a copy stays half a cache line. */
-_Static_assert(sizeof(struct tlb_entry) == 32, "struct tlb_entry grew past 32 bytes");
+/* The frame fits the entry's padding: a copy stays within 24 bytes. */
+_Static_assert(sizeof(struct tlb_entry) == 24, "struct tlb_entry grew past 24 bytes");
 
 struct tlb {
 	/* Read on every lookup and fill. */
@@ -51,8 +58,11 @@ struct tlb {
 	uint64_t set_mask; /* sets - 1, used instead of % when sets is a power of two */
 	unsigned ways;
 	bool sets_pow2;
+	/* LRU with at most RECENCY_MAX_WAYS ways: a set's recency is one word
+	 * (recency.h); else (tree PLRU, wider sets) a stamp per way. */
+	bool ordered;
 	unsigned sets;
-	uint64_t stamp; /* last LRU stamp handed out; 0 is never given to an entry */
+	uint64_t stamp; /* stamped sets: the last stamp handed out; 0 is never given to an entry */
 	/* Valid entries: a flush of the whole structure stops once it has seen
 	 * them all, and costs nothing in an empty one (a broadcast reaches every
 	 * CPU's TLBs, most of them empty or nearly). */
@@ -65,32 +75,76 @@ struct tlb {
 	struct tlb_entry hit;          /* the entry the last lookup returned */
 };
 
-/* A set's block, for @ways ways: six arrays, each indexed by way. */
+/* A set's block, for @ways ways: its recency, then five arrays indexed by way. */
 struct set {
 	uint64_t *tag;
-	uint64_t *lru;
-	uint32_t *id; /* asid << 16 | owner */
+	uint64_t *lru; /* @ordered: the set's recency word; else a stamp per way */
+	uint32_t *id;  /* asid << 16 | owner */
 	uint32_t *gen;
 	uint32_t *pfn;
 	bool *writable;
+	unsigned ways;
+	bool ordered;
 };
 
-static inline size_t block_bytes(unsigned ways)
+static inline size_t lru_bytes(unsigned ways, bool ordered)
 {
-	return ((size_t)ways * (8 + 8 + 4 + 4 + 4 + 1) + 7) / 8 * 8;
+	return ordered ? 8 : 8 * (size_t)ways;
 }
 
-/* Inlined with a constant @ways, the offsets are constants. */
-static inline struct set set_view(unsigned char *b, unsigned ways)
+static inline size_t block_bytes(unsigned ways, bool ordered)
 {
+	return ((size_t)ways * (8 + 4 + 4 + 4 + 1) + lru_bytes(ways, ordered) + 7) / 8 * 8;
+}
+
+/* Inlined with constant @ways and @ordered, the offsets are constants. */
+static inline struct set set_view(unsigned char *b, unsigned ways, bool ordered)
+{
+	unsigned char *id = b + 8 * (size_t)ways + lru_bytes(ways, ordered);
 	return (struct set){
 	    .tag = (uint64_t *)b,
 	    .lru = (uint64_t *)(b + 8 * (size_t)ways),
-	    .id = (uint32_t *)(b + 16 * (size_t)ways),
-	    .gen = (uint32_t *)(b + 20 * (size_t)ways),
-	    .pfn = (uint32_t *)(b + 24 * (size_t)ways),
-	    .writable = (bool *)(b + 28 * (size_t)ways),
+	    .id = (uint32_t *)id,
+	    .gen = (uint32_t *)(id + 4 * (size_t)ways),
+	    .pfn = (uint32_t *)(id + 8 * (size_t)ways),
+	    .writable = (bool *)(id + 12 * (size_t)ways),
+	    .ways = ways,
+	    .ordered = ordered,
 	};
+}
+
+/* The view of @tlb's block @b, off the hot path. */
+static inline struct set tlb_set_view(const struct tlb *tlb, unsigned char *b)
+{
+	return set_view(b, tlb->ways, tlb->ordered);
+}
+
+/* Way @w of @s was hit: it becomes the most recent. */
+static inline void set_use(struct tlb *tlb, struct set s, unsigned w)
+{
+	if (s.ordered)
+		*s.lru = recency_use(recency_load(s.lru, s.ways), w);
+	else
+		s.lru[w] = ++tlb->stamp;
+}
+
+/* Way @w of @s was filled: it becomes the most recent. */
+static inline void set_fill(struct tlb *tlb, struct set s, unsigned w)
+{
+	if (s.ordered)
+		*s.lru = recency_fill(recency_load(s.lru, s.ways), w);
+	else
+		s.lru[w] = ++tlb->stamp;
+}
+
+/* Way @w of @s is emptied. */
+static inline void set_drop(struct set s, unsigned w)
+{
+	s.tag[w] = 0;
+	if (s.ordered)
+		*s.lru = recency_empty(*s.lru, w);
+	else
+		s.lru[w] = 0; /* sorts before every valid entry: see set_victim() */
 }
 
 static bool geometry_ok(const struct tlb_geometry *g)
@@ -116,6 +170,7 @@ struct tlb *tlb_new(const struct tlb_geometry *geometry)
 	tlb->ways = geometry->ways;
 	tlb->sets = geometry->entries / geometry->ways;
 	tlb->sets_pow2 = (tlb->sets & (tlb->sets - 1)) == 0;
+	tlb->ordered = geometry->replacement == TLB_REPLACE_LRU && geometry->ways <= RECENCY_MAX_WAYS;
 	tlb->set_mask = tlb->sets - 1;
 	for (int ps = 0; ps < NR_PAGE_SIZES; ps++) {
 		if (!(geometry->page_sizes & (1u << ps)))
@@ -124,7 +179,7 @@ struct tlb *tlb_new(const struct tlb_geometry *geometry)
 		tlb->shifts[tlb->nr_sizes] = (uint8_t)page_size_shift((enum page_size)ps);
 		tlb->nr_sizes++;
 	}
-	tlb->set_bytes = block_bytes(tlb->ways);
+	tlb->set_bytes = block_bytes(tlb->ways, tlb->ordered);
 	tlb->mem = g_malloc0(tlb->sets * tlb->set_bytes);
 	if (geometry->replacement == TLB_REPLACE_TREE_PLRU)
 		tlb->plru = g_new0(uint64_t, tlb->sets);
@@ -250,15 +305,13 @@ static inline int probe_ways(struct set s, unsigned ways, uint64_t tag, uint16_t
 static inline int probe(const struct tlb *tlb, unsigned char *b, struct set *s, uint64_t tag,
 			uint16_t asid, int owner)
 {
+	*s = tlb_set_view(tlb, b);
 	switch (tlb->ways) {
 	case 4:
-		*s = set_view(b, 4);
 		return probe_ways(*s, 4, tag, asid, owner);
 	case 8:
-		*s = set_view(b, 8);
 		return probe_ways(*s, 8, tag, asid, owner);
 	default:
-		*s = set_view(b, tlb->ways);
 		return probe_ways(*s, tlb->ways, tag, asid, owner);
 	}
 }
@@ -269,13 +322,12 @@ static const struct tlb_entry *hit_entry(struct tlb *tlb, const unsigned char *b
 	uint64_t tag = s.tag[w];
 	uint32_t id = s.id[w];
 
-	s.lru[w] = ++tlb->stamp;
+	set_use(tlb, s, w);
 	if (__builtin_expect(tlb->plru != NULL, 0)) /* LRU machines pay one test */
 		plru_touch(plru_bits(tlb, b), tlb->ways, w);
 	tlb->stats.hits++;
 	tlb->hit = (struct tlb_entry){
 	    .vpn = (tag & ~TAG_VALID) >> TAG_SIZE_BITS,
-	    .lru = tlb->stamp,
 	    .gen = s.gen[w],
 	    .pfn = s.pfn[w],
 	    .asid = (uint16_t)(id >> 16),
@@ -338,26 +390,30 @@ bool tlb_peek(const struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t
 }
 
 /*
- * The first way with the smallest stamp: the fill victim (see the invariant).
- * The running minimum stays in a register: comparing with lru[victim] would
- * make each way wait for the load of the previous victim's stamp.
+ * The fill victim: the first empty way if the set has one, else the least
+ * recently used (ordered sets: recency.h).
+ * Stamped sets: the first way with the smallest stamp (see the invariant);
+ * the running minimum stays in a register, as comparing with lru[victim]
+ * would make each way wait for the load of the previous victim's stamp.
  */
-static inline unsigned oldest_way(struct set s, unsigned ways)
+static inline unsigned set_victim(struct set s)
 {
+	if (s.ordered)
+		return recency_victim(recency_load(s.lru, s.ways), s.ways);
 	unsigned victim = 0;
 	uint64_t oldest = UINT64_MAX;
 
-	for (unsigned w = 0; w < ways; w++) {
+	for (unsigned w = 0; w < s.ways; w++) {
 		victim = s.lru[w] < oldest ? w : victim;
 		oldest = s.lru[w] < oldest ? s.lru[w] : oldest;
 	}
 	return victim;
 }
 
-static inline bool probe_set(struct tlb *tlb, unsigned char *b, unsigned ways, uint64_t tag,
-			     uint16_t asid, uint16_t owner, struct tlb_probe *probe)
+static inline bool probe_set(struct tlb *tlb, unsigned char *b, unsigned ways, bool ordered,
+			     uint64_t tag, uint16_t asid, uint16_t owner, struct tlb_probe *probe)
 {
-	struct set s = set_view(b, ways);
+	struct set s = set_view(b, ways, ordered);
 	int w = probe_ways(s, ways, tag, asid, owner);
 
 	tlb->stats.lookups++;
@@ -367,7 +423,7 @@ static inline bool probe_set(struct tlb *tlb, unsigned char *b, unsigned ways, u
 		probe->tag = tag;
 		return false;
 	}
-	s.lru[w] = ++tlb->stamp;
+	set_use(tlb, s, (unsigned)w);
 	if (__builtin_expect(tlb->plru != NULL, 0))
 		plru_touch(plru_bits(tlb, b), ways, (unsigned)w);
 	tlb->stats.hits++;
@@ -384,32 +440,32 @@ bool tlb_probe(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t asid
 	unsigned char *b = set_block(tlb, vpn);
 	uint64_t tag = make_tag(vpn, ps);
 
+	if (!tlb->ordered)
+		return probe_set(tlb, b, tlb->ways, false, tag, asid, owner, probe);
 	switch (tlb->ways) {
 	case 4:
-		return probe_set(tlb, b, 4, tag, asid, owner, probe);
+		return probe_set(tlb, b, 4, true, tag, asid, owner, probe);
 	case 8:
-		return probe_set(tlb, b, 8, tag, asid, owner, probe);
+		return probe_set(tlb, b, 8, true, tag, asid, owner, probe);
 	default:
-		return probe_set(tlb, b, tlb->ways, tag, asid, owner, probe);
+		return probe_set(tlb, b, tlb->ways, true, tag, asid, owner, probe);
 	}
 }
 
 /* ---- fill ------------------------------------------------------------------- */
 
-/*
- * The way to fill: the existing entry for (@tag, @id) if any (*@same), else
- * oldest_way() (an invalid way has stamp 0).
- */
-static inline unsigned fill_way(struct set s, unsigned ways, uint64_t tag, uint32_t id, bool *same)
+/* The way to fill: the existing entry for (@tag, @id) if any (*@same), else
+ * set_victim(). */
+static inline unsigned fill_way(struct set s, uint64_t tag, uint32_t id, bool *same)
 {
-	for (unsigned w = 0; w < ways; w++) {
+	for (unsigned w = 0; w < s.ways; w++) {
 		if (s.tag[w] == tag && s.id[w] == id) {
 			*same = true;
 			return w;
 		}
 	}
 	*same = false;
-	return oldest_way(s, ways);
+	return set_victim(s);
 }
 
 /* Way @w of @s becomes (@tag, @id); @evicts: it held another entry. */
@@ -425,17 +481,17 @@ static inline void fill_entry(struct tlb *tlb, struct set s, unsigned w, uint64_
 	s.gen[w] = gen;
 	s.pfn[w] = pfn;
 	s.writable[w] = writable;
-	s.lru[w] = ++tlb->stamp;
+	set_fill(tlb, s, w);
 }
 
-static inline void fill_set(struct tlb *tlb, const unsigned char *b, struct set s, unsigned ways,
-			    uint64_t tag, uint32_t id, uint32_t gen, uint32_t pfn, bool writable)
+static inline void fill_set(struct tlb *tlb, const unsigned char *b, struct set s, uint64_t tag,
+			    uint32_t id, uint32_t gen, uint32_t pfn, bool writable)
 {
 	bool same;
-	unsigned w = fill_way(s, ways, tag, id, &same);
+	unsigned w = fill_way(s, tag, id, &same);
 
 	if (__builtin_expect(tlb->plru != NULL, 0))
-		w = plru_fill_way(tlb, b, ways, w, !same && s.tag[w]);
+		w = plru_fill_way(tlb, b, s.ways, w, !same && s.tag[w]);
 	fill_entry(tlb, s, w, tag, id, gen, pfn, writable, s.tag[w] && !same);
 }
 
@@ -456,18 +512,21 @@ bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t 
 	uint32_t id = make_id(asid, owner);
 	unsigned char *b = set_block(tlb, vpn);
 
-	switch (tlb->ways) {
-	case 4:
-		fill_set(tlb, b, set_view(b, 4), 4, tag, id, gen, pfn, writable);
-		break;
-	case 8:
-		fill_set(tlb, b, set_view(b, 8), 8, tag, id, gen, pfn, writable);
-		break;
-	default:
-		fill_set(tlb, b, set_view(b, tlb->ways), tlb->ways, tag, id, gen, pfn, writable);
-		break;
-	}
+	fill_set(tlb, b, tlb_set_view(tlb, b), tag, id, gen, pfn, writable);
 	return true;
+}
+
+/* The probed miss's fill in a set of @ways ways, @ordered or not. */
+static inline void fill_probed_set(struct tlb *tlb, const struct tlb_probe *probe, unsigned ways,
+				   bool ordered, uint32_t id, uint32_t gen, uint32_t pfn,
+				   bool writable)
+{
+	struct set s = set_view(probe->block, ways, ordered);
+	unsigned w = set_victim(s);
+
+	if (__builtin_expect(tlb->plru != NULL, 0))
+		w = plru_fill_way(tlb, probe->block, ways, w, s.tag[w] != 0);
+	fill_entry(tlb, s, w, probe->tag, id, gen, pfn, writable, s.tag[w] != 0);
 }
 
 /*
@@ -478,33 +537,26 @@ bool tlb_fill_perm(struct tlb *tlb, uint64_t vaddr, enum page_size ps, uint16_t 
 void tlb_fill_probed(struct tlb *tlb, const struct tlb_probe *probe, uint16_t asid,
 		     uint16_t owner, uint32_t gen, uint32_t pfn, bool writable)
 {
-	unsigned char *b = probe->block;
-	struct set s = set_view(b, tlb->ways);
-	unsigned w;
+	uint32_t id = make_id(asid, owner);
 
+	if (!tlb->ordered) {
+		fill_probed_set(tlb, probe, tlb->ways, false, id, gen, pfn, writable);
+		return;
+	}
 	switch (tlb->ways) {
 	case 4:
-		w = oldest_way(s, 4);
+		fill_probed_set(tlb, probe, 4, true, id, gen, pfn, writable);
 		break;
 	case 8:
-		w = oldest_way(s, 8);
+		fill_probed_set(tlb, probe, 8, true, id, gen, pfn, writable);
 		break;
 	default:
-		w = oldest_way(s, tlb->ways);
+		fill_probed_set(tlb, probe, tlb->ways, true, id, gen, pfn, writable);
 		break;
 	}
-	if (__builtin_expect(tlb->plru != NULL, 0))
-		w = plru_fill_way(tlb, b, tlb->ways, w, s.tag[w] != 0);
-	fill_entry(tlb, s, w, probe->tag, make_id(asid, owner), gen, pfn, writable, s.tag[w] != 0);
 }
 
 /* ---- invalidation ------------------------------------------------------------ */
-
-static inline void invalidate(struct set s, unsigned w)
-{
-	s.tag[w] = 0;
-	s.lru[w] = 0; /* sorts before every valid entry: see oldest_way() */
-}
 
 unsigned tlb_flush_one(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner)
 {
@@ -514,11 +566,11 @@ unsigned tlb_flush_one(struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner
 	for (unsigned i = 0; i < tlb->nr_sizes; i++) {
 		uint64_t vpn = vaddr >> tlb->shifts[i];
 		uint64_t tag = make_tag(vpn, tlb->sizes[i]);
-		struct set s = set_view(set_block(tlb, vpn), tlb->ways);
+		struct set s = tlb_set_view(tlb, set_block(tlb, vpn));
 
 		for (unsigned w = 0; w < tlb->ways; w++) {
 			if (s.tag[w] == tag && id_matches(s.id[w], asid, owner)) {
-				invalidate(s, w);
+				set_drop(s, w);
 				removed++;
 			}
 		}
@@ -535,7 +587,7 @@ static unsigned flush_matching(struct tlb *tlb, bool any_asid, uint16_t asid, in
 	unsigned removed = 0, unseen = tlb->valid;
 
 	for (size_t set = 0; set < tlb->sets && unseen; set++) {
-		struct set s = set_view(tlb->mem + set * tlb->set_bytes, tlb->ways);
+		struct set s = tlb_set_view(tlb, tlb->mem + set * tlb->set_bytes);
 
 		for (unsigned w = 0; w < tlb->ways; w++) {
 			uint32_t id = s.id[w];
@@ -544,7 +596,7 @@ static unsigned flush_matching(struct tlb *tlb, bool any_asid, uint16_t asid, in
 			unseen--;
 			if ((any_asid || (id >> 16) == asid) &&
 			    (owner == TLB_ANY_OWNER || (id & 0xffff) == (unsigned)owner)) {
-				invalidate(s, w);
+				set_drop(s, w);
 				removed++;
 			}
 		}
@@ -574,7 +626,7 @@ bool tlb_holds(const struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner)
 {
 	if (vaddr == TLB_ANY_VADDR) {
 		for (size_t set = 0; set < tlb->sets; set++) {
-			struct set s = set_view(tlb->mem + set * tlb->set_bytes, tlb->ways);
+			struct set s = tlb_set_view(tlb, tlb->mem + set * tlb->set_bytes);
 			for (unsigned w = 0; w < tlb->ways; w++)
 				if (s.tag[w] && id_matches(s.id[w], asid, owner))
 					return true;
@@ -584,7 +636,7 @@ bool tlb_holds(const struct tlb *tlb, uint64_t vaddr, uint16_t asid, int owner)
 	for (unsigned i = 0; i < tlb->nr_sizes; i++) {
 		uint64_t vpn = vaddr >> tlb->shifts[i];
 		uint64_t tag = make_tag(vpn, tlb->sizes[i]);
-		struct set s = set_view(set_block(tlb, vpn), tlb->ways);
+		struct set s = tlb_set_view(tlb, set_block(tlb, vpn));
 		for (unsigned w = 0; w < tlb->ways; w++)
 			if (s.tag[w] == tag && id_matches(s.id[w], asid, owner))
 				return true;

@@ -40,7 +40,6 @@ struct tlb_geometry {
 
 struct tlb_entry {
 	uint64_t vpn;  /* virtual address >> page_size_shift(page_size) */
-	uint64_t lru;  /* stamp of the last fill or hit; larger = more recent */
 	uint32_t gen;  /* generation of the PTE this was filled from */
 	uint32_t pfn;  /* the frame it maps (frame.h; 0: none) */
 	uint16_t asid;
