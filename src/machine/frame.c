@@ -14,14 +14,18 @@
 #include <glib.h>
 #include "tlbsim/machine/frame.h"
 
+/* 16 bytes: a run has a frame per populated page, millions of them.  mm ids
+ * and reference counts stay below 2^16 (a workload's processes and their fork
+ * children, each mapping a frame at most once), asserted where they are set. */
 struct frame {
-	uint32_t refcount;
 	uint32_t gen;       /* PTE generation of the mapping it was allocated for */
 	uint32_t share_gen; /* the same, of the last mapping fork shared it with */
-	unsigned mm_id;     /* whom it was last allocated to */
-	unsigned share_mm;  /* whom fork last shared it with (0: nobody since the allocation) */
-	uint8_t state;      /* enum frame_state */
+	uint16_t refcount;
+	uint16_t mm_id;    /* whom it was last allocated to */
+	uint16_t share_mm; /* whom fork last shared it with (0: nobody since the allocation) */
+	uint8_t state;     /* enum frame_state */
 };
+_Static_assert(sizeof(struct frame) == 16, "struct frame grew");
 
 struct frame_pool {
 	GArray *frames; /* struct frame, index pfn - 1 */
@@ -75,7 +79,9 @@ uint32_t frame_alloc(struct frames *frames, enum page_size ps, unsigned mm_id, u
 	}
 	struct frame *f = frame_at(frames, ps, pfn);
 	g_assert(f->state == FRAME_FREE);
-	*f = (struct frame){.refcount = 1, .gen = gen, .mm_id = mm_id, .state = FRAME_ALLOCATED};
+	g_assert(mm_id <= UINT16_MAX);
+	*f = (struct frame){
+	    .refcount = 1, .gen = gen, .mm_id = (uint16_t)mm_id, .state = FRAME_ALLOCATED};
 	return pfn;
 }
 
@@ -83,9 +89,9 @@ void frame_get(struct frames *frames, enum page_size ps, uint32_t pfn, unsigned 
 	       uint32_t gen)
 {
 	struct frame *f = frame_at(frames, ps, pfn);
-	g_assert(f->state == FRAME_ALLOCATED);
+	g_assert(f->state == FRAME_ALLOCATED && f->refcount < UINT16_MAX && mm_id <= UINT16_MAX);
 	f->refcount++;
-	f->share_mm = mm_id;
+	f->share_mm = (uint16_t)mm_id;
 	f->share_gen = gen;
 }
 
