@@ -48,11 +48,14 @@ bool access_begin(struct itask *ts, const struct op *op)
 			    first, first + pages - 1, region_pages);
 		return false;
 	}
-	g_free(a->addrs);
+	g_free(a->pages);
+	g_assert(region_pages <= UINT32_MAX); /* the loader's cap on a run's pages */
 	*a = (struct access_state){
 		.active = true,
 		.op = op,
-		.addrs = g_new(uint64_t, (gsize)pages),
+		.pages = g_new(uint32_t, (gsize)pages),
+		.base = base,
+		.page_shift = page_size_shift(r->page_size),
 		.nr = (uint64_t)pages,
 		.rounds_left = op->count ? (uint64_t)rounds : UINT64_MAX,
 		.vma = r->chunks == 1 ? ip->regions[op->region].vmas[0]
@@ -62,12 +65,16 @@ bool access_begin(struct itask *ts, const struct op *op)
 		.cycles = (uint64_t)cycles,
 		.disturb_cpu = UINT_MAX, /* none seen yet */
 	};
-	uint64_t size = page_size_bytes(r->page_size);
-	for (uint64_t i = 0; i < a->nr; i++) {
-		uint64_t page = op->random ? rng_below(&ts->rng, region_pages) : (uint64_t)first + i;
-		a->addrs[i] = base + page * size;
-	}
+	for (uint64_t i = 0; i < a->nr; i++)
+		a->pages[i] = (uint32_t)(op->random ? rng_below(&ts->rng, region_pages)
+						    : (uint64_t)first + i);
 	return true;
+}
+
+/* The address of the table's entry @i. */
+static inline uint64_t access_addr(const struct access_state *a, uint64_t i)
+{
+	return a->base + ((uint64_t)a->pages[i] << a->page_shift);
 }
 
 /* At a round boundary: is another round due? */
@@ -110,8 +117,8 @@ static bool access_quiet(struct itask *ts)
 	a->all_mapped = true;
 	a->quiet_vma = NULL;
 	for (uint64_t i = 0; i < a->nr && a->all_mapped; i++) {
-		const struct vma *vma = interp_region_vma(ip, op->region, a->addrs[i]);
-		const struct pte *pte = vma_pte(vma, a->addrs[i]);
+		const struct vma *vma = interp_region_vma(ip, op->region, access_addr(a, i));
+		const struct pte *pte = vma_pte(vma, access_addr(a, i));
 		a->all_mapped = vma->mapped && pte->present && (!a->write || pte->writable);
 		a->quiet_vma = i == 0 || a->quiet_vma == vma ? vma : NULL;
 	}
@@ -141,7 +148,7 @@ static inline struct vma *access_vma(const struct interp *ip, const struct acces
 static inline uint64_t access_byte(const struct access_state *a, uint64_t i,
 				   const struct vma *vma)
 {
-	uint64_t h = (a->addrs[i] ^ i) * UINT64_C(0x9e3779b97f4a7c15);
+	uint64_t h = (access_addr(a, i) ^ i) * UINT64_C(0x9e3779b97f4a7c15);
 	return (h >> 32) & (page_size_bytes(vma->page_size) - 1);
 }
 
@@ -160,7 +167,7 @@ static inline const struct pte *access_pte_ahead(const struct interp *ip,
 						 const struct access_state *a)
 {
 	uint64_t i = a->pos + PREFETCH_AHEAD;
-	uint64_t addr = a->addrs[i < a->nr ? i : i % a->nr];
+	uint64_t addr = access_addr(a, i < a->nr ? i : i % a->nr);
 
 	return vma_pte(access_vma(ip, a, addr), addr);
 }
@@ -205,7 +212,7 @@ static enum access_result access_one(struct kernel *k, struct itask *ts, struct 
 		a->active = false;
 		return ACCESS_FINISHED;
 	}
-	uint64_t addr = a->addrs[a->pos];
+	uint64_t addr = access_addr(a, a->pos);
 	struct vma *vma = access_vma(ip, a, addr);
 	uint64_t cycles = 0;
 	__builtin_prefetch(access_pte_ahead(ip, a));
@@ -435,8 +442,9 @@ enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu, uint64
 			struct kcont done = {.fn = access_fault_done, .ctx = ts};
 			handle_mm_fault(k, cpu, ts->task.mm,
 					interp_region_vma(ip, ts->access.op->region,
-							  ts->access.addrs[ts->access.pos]),
-					ts->access.addrs[ts->access.pos], ts->access.write, *local,
+							  access_addr(&ts->access, ts->access.pos)),
+					access_addr(&ts->access, ts->access.pos), ts->access.write,
+					*local,
 					done);
 			return STEP_RETURNED;
 		}

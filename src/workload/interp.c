@@ -456,7 +456,7 @@ void interp_free(struct interp *ip)
 	if (!ip)
 		return;
 	for (unsigned i = 0; i < ip->nr_tasks; i++)
-		g_free(ip->tasks[i].access.addrs);
+		g_free(ip->tasks[i].access.pages);
 	interp_fork_children_free(ip);
 	g_aligned_free(ip->tasks);
 	for (unsigned i = 0; ip->regions && i < ip->w->nr_regions; i++)

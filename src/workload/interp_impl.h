@@ -39,7 +39,12 @@ struct frame {
 struct access_state {
 	bool active;
 	const struct op *op;
-	uint64_t *addrs;
+	/* The table of addresses: access_addr() of 0 .. nr - 1, as page
+	 * numbers from @base (4 bytes each: a 1024-CPU run holds a table per
+	 * task; the loader caps a run's pages far below 2^32). */
+	uint32_t *pages;
+	uint64_t base;
+	unsigned page_shift;
 	uint64_t nr;
 	uint64_t pos;
 	uint64_t rounds_left; /* UINT64_MAX: until the flag clears */
