@@ -13,8 +13,9 @@
  * no stamps: a hit moves its tag to the front, a miss drops the last tag and
  * puts the new one in front.  Every simulated access of a machine with caches
  * comes here one to three times, and host cache misses and mispredicted
- * branches are what it costs; the usual way counts get their own unrolled
- * copy of the code (set_access()).
+ * branches are what it costs; the usual way counts (4, 8, 16) get their own
+ * unrolled copy of the code, two ways per SSE2 register on x86
+ * (set_access_pairs()), else set_access().
  *
  * Invariant: within a set, valid tags (nonzero) come first, in recency order,
  * then zeros; a tag appears at most once in the cache, in set cache_set(tag).
@@ -23,6 +24,9 @@
 #include <glib.h>
 #include "tlbsim/machine/cache.h"
 #include "tlbsim/util/types.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 struct cache {
 	_Alignas(HOST_LINE) uint64_t *tags; /* sets * ways, set-major, each set most recent first */
@@ -84,12 +88,63 @@ static inline bool set_access(uint64_t *set, uint64_t tag, unsigned ways)
 	return hit;
 }
 
+#ifdef __SSE2__
+/*
+ * set_access() for an even @ways of at most 16, two ways per SSE2 register:
+ * the compares side by side into a mask (64-bit equality from two 32-bit
+ * ones), and the move to the front as a blend of each pair with the pair one
+ * way down (shufpd), by a mask of the ways at or above the position.  No
+ * load or store address depends on where the tag was.
+ */
+static inline bool set_access_pairs(uint64_t *set, uint64_t tag, unsigned ways)
+{
+	__m128i key = _mm_set1_epi64x((long long)tag);
+	__m128i old[8];
+	uint64_t match = 0;
+	for (unsigned i = 0; i < ways / 2; i++) {
+		old[i] = _mm_loadu_si128((const __m128i *)&set[2 * i]);
+		__m128i eq = _mm_cmpeq_epi32(old[i], key);
+		eq = _mm_and_si128(eq, _mm_shuffle_epi32(eq, _MM_SHUFFLE(2, 3, 0, 1)));
+		match |= (uint64_t)_mm_movemask_pd(_mm_castsi128_pd(eq)) << (2 * i);
+	}
+	/* No match leaves the position on the last way, which then holds
+	 * another tag. */
+	unsigned pos = (unsigned)__builtin_ctzll(match | UINT64_C(1) << (ways - 1));
+	bool hit = (match >> pos) & 1;
+	__m128i at = _mm_set1_epi32((int)pos);
+	for (unsigned i = 0; i < ways / 2; i++) {
+		/* Ways 2i - 1 and 2i (the new tag before way 0). */
+		__m128d down = i ? _mm_shuffle_pd(_mm_castsi128_pd(old[i - 1]),
+						  _mm_castsi128_pd(old[i]), 1)
+				 : _mm_shuffle_pd(_mm_castsi128_pd(key), _mm_castsi128_pd(old[0]), 0);
+		__m128i way = _mm_set_epi32((int)(2 * i + 1), (int)(2 * i + 1), (int)(2 * i),
+					    (int)(2 * i));
+		__m128i keep = _mm_cmpgt_epi32(way, at); /* ways past the position stay */
+		__m128i moved = _mm_or_si128(_mm_and_si128(keep, old[i]),
+					     _mm_andnot_si128(keep, _mm_castpd_si128(down)));
+		_mm_storeu_si128((__m128i *)&set[2 * i], moved);
+	}
+	return hit;
+}
+#endif
+
 /* Tags are never 0 (cache.h): the hot path does not check. */
 bool cache_access(struct cache *cache, uint64_t tag)
 {
 	uint64_t *set = &cache->tags[(size_t)cache_set(cache, tag) * cache->ways];
 	bool hit;
 	switch (cache->ways) {
+#ifdef __SSE2__
+	case 4:
+		hit = set_access_pairs(set, tag, 4);
+		break;
+	case 8:
+		hit = set_access_pairs(set, tag, 8);
+		break;
+	case 16:
+		hit = set_access_pairs(set, tag, 16);
+		break;
+#else
 	case 4:
 		hit = set_access(set, tag, 4);
 		break;
@@ -99,6 +154,7 @@ bool cache_access(struct cache *cache, uint64_t tag)
 	case 16:
 		hit = set_access(set, tag, 16);
 		break;
+#endif
 	default:
 		hit = set_access(set, tag, cache->ways);
 		break;
