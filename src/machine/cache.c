@@ -126,6 +126,9 @@ static inline bool set_access_pairs(uint64_t *set, uint64_t tag, unsigned ways)
 	}
 	return hit;
 }
+#define set_access_unrolled set_access_pairs
+#else
+#define set_access_unrolled set_access
 #endif
 
 /* Tags are never 0 (cache.h): the hot path does not check. */
@@ -134,27 +137,15 @@ bool cache_access(struct cache *cache, uint64_t tag)
 	uint64_t *set = &cache->tags[(size_t)cache_set(cache, tag) * cache->ways];
 	bool hit;
 	switch (cache->ways) {
-#ifdef __SSE2__
 	case 4:
-		hit = set_access_pairs(set, tag, 4);
+		hit = set_access_unrolled(set, tag, 4);
 		break;
 	case 8:
-		hit = set_access_pairs(set, tag, 8);
+		hit = set_access_unrolled(set, tag, 8);
 		break;
 	case 16:
-		hit = set_access_pairs(set, tag, 16);
+		hit = set_access_unrolled(set, tag, 16);
 		break;
-#else
-	case 4:
-		hit = set_access(set, tag, 4);
-		break;
-	case 8:
-		hit = set_access(set, tag, 8);
-		break;
-	case 16:
-		hit = set_access(set, tag, 16);
-		break;
-#endif
 	default:
 		hit = set_access(set, tag, cache->ways);
 		break;
