@@ -36,6 +36,22 @@ Test(e2e_errors, misspelt_parameter_suggests)
 	run_clear(&r);
 }
 
+/* Address spaces are numbered in 15 bits (line tags, frames): a workload that
+ * needs more is refused before it runs, not wrapped around. */
+Test(e2e_errors, too_many_address_spaces_are_refused)
+{
+	struct run r;
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", "fork-exit", "--set",
+		   "workload.tasks[0].count=32767", NULL);
+	expect_input_error(&r, "fork-exit.json", "32768 address spaces", "32767 forking tasks",
+			   "at most 32767", NULL);
+	run_clear(&r);
+	run_tlbsim(&r, "-T", "haswell-i7", "-w", "fork-exit", "--set",
+		   "workload.tasks[0].count=32766", "--max-events", "1000", NULL);
+	cr_expect_neq(r.status, 2, "32767 address spaces are allowed: %s", r.err);
+	run_clear(&r);
+}
+
 Test(e2e_errors, unknown_key_suggests)
 {
 	struct run r;

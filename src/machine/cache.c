@@ -93,8 +93,9 @@ static inline bool set_access(uint64_t *set, uint64_t tag, unsigned ways)
  * set_access() for an even @ways of at most 16, two ways per SSE2 register:
  * the compares side by side into a mask (64-bit equality from two 32-bit
  * ones), and the move to the front as a blend of each pair with the pair one
- * way down (shufpd), by a mask of the ways at or above the position.  No
- * load or store address depends on where the tag was.
+ * way down (shufpd): ways up to the position take their neighbour's tag (way
+ * 0 the new one), the others keep theirs.  No load or store address depends
+ * on where the tag was.
  */
 static inline bool set_access_pairs(uint64_t *set, uint64_t tag, unsigned ways)
 {
@@ -114,11 +115,11 @@ static inline bool set_access_pairs(uint64_t *set, uint64_t tag, unsigned ways)
 	__m128i at = _mm_set1_epi32((int)pos);
 	for (unsigned i = 0; i < ways / 2; i++) {
 		/* Ways 2i - 1 and 2i (the new tag before way 0). */
-		__m128d down = i ? _mm_shuffle_pd(_mm_castsi128_pd(old[i - 1]),
-						  _mm_castsi128_pd(old[i]), 1)
-				 : _mm_shuffle_pd(_mm_castsi128_pd(key), _mm_castsi128_pd(old[0]), 0);
-		__m128i way = _mm_set_epi32((int)(2 * i + 1), (int)(2 * i + 1), (int)(2 * i),
-					    (int)(2 * i));
+		__m128d down =
+		    i ? _mm_shuffle_pd(_mm_castsi128_pd(old[i - 1]), _mm_castsi128_pd(old[i]), 1)
+		      : _mm_shuffle_pd(_mm_castsi128_pd(key), _mm_castsi128_pd(old[0]), 0);
+		__m128i way =
+		    _mm_set_epi32((int)(2 * i + 1), (int)(2 * i + 1), (int)(2 * i), (int)(2 * i));
 		__m128i keep = _mm_cmpgt_epi32(way, at); /* ways past the position stay */
 		__m128i moved = _mm_or_si128(_mm_and_si128(keep, old[i]),
 					     _mm_andnot_si128(keep, _mm_castpd_si128(down)));

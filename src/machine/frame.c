@@ -13,10 +13,11 @@
  */
 #include <glib.h>
 #include "tlbsim/machine/frame.h"
+#include "tlbsim/machine/mm.h"
 
 /* 16 bytes: a run has a frame per populated page, millions of them.  mm ids
- * and reference counts stay below 2^16 (a workload's processes and their fork
- * children, each mapping a frame at most once), asserted where they are set. */
+ * are at most MM_MAX_ID, and so are reference counts (an mm maps a frame at
+ * most once); both asserted where they are set. */
 struct frame {
 	uint32_t gen;       /* PTE generation of the mapping it was allocated for */
 	uint32_t share_gen; /* the same, of the last mapping fork shared it with */
@@ -26,6 +27,7 @@ struct frame {
 	uint8_t state;     /* enum frame_state */
 };
 _Static_assert(sizeof(struct frame) == 16, "struct frame grew");
+_Static_assert(MM_MAX_ID <= UINT16_MAX, "mm ids fit a frame");
 
 struct frame_pool {
 	GArray *frames; /* struct frame, index pfn - 1 */

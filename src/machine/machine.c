@@ -418,12 +418,12 @@ static void machine_pwc_flush(struct machine *machine, struct cpu *cpu, uint16_t
  * A data line is numbered by its virtual address in the mm, a page-table
  * line by the span of addresses its entries map, so two mms never share a
  * line (tlbsim has no shared physical pages to alias) and an mm's PTE lines
- * are as many as its page tables have.  mm ids wrap at 2^15: two mms 32768
- * apart would share lines, which no workload comes near.
+ * are as many as its page tables have.  An mm id has 15 bits (MM_MAX_ID).
  */
 enum line_kind { LINE_DATA = 1, LINE_PTE, LINE_PMD, LINE_PUD };
 #define LINE_NUMBER_BITS 46
 #define LINE_MM_BITS 15
+_Static_assert(MM_MAX_ID < (1u << LINE_MM_BITS), "mm ids fit the line tags");
 
 static inline uint64_t line_tag(enum line_kind kind, const struct mm *mm, uint64_t number)
 {

@@ -170,7 +170,8 @@ struct tlb *tlb_new(const struct tlb_geometry *geometry)
 	tlb->ways = geometry->ways;
 	tlb->sets = geometry->entries / geometry->ways;
 	tlb->sets_pow2 = (tlb->sets & (tlb->sets - 1)) == 0;
-	tlb->ordered = geometry->replacement == TLB_REPLACE_LRU && geometry->ways <= RECENCY_MAX_WAYS;
+	tlb->ordered =
+	    geometry->replacement == TLB_REPLACE_LRU && geometry->ways <= RECENCY_MAX_WAYS;
 	tlb->set_mask = tlb->sets - 1;
 	for (int ps = 0; ps < NR_PAGE_SIZES; ps++) {
 		if (!(geometry->page_sizes & (1u << ps)))

@@ -413,6 +413,16 @@ static bool create_tasks(struct interp *ip, const char *file, uint64_t seed, GEr
 			}
 		}
 	}
+	/* mm ids are 1 .. nr_mms, then one per forking task's child. */
+	unsigned forking = interp_fork_children_count(ip);
+	if ((uint64_t)ip->nr_mms + forking > MM_MAX_ID) {
+		g_set_error(error, TLBSIM_ERROR, TLBSIM_ERROR_INVALID,
+			    "%s: the workload needs %" G_GUINT64_FORMAT
+			    " address spaces (its %u process(es) and a child for each of its %u "
+			    "forking tasks); tlbsim has at most %u",
+			    file, (uint64_t)ip->nr_mms + forking, ip->nr_mms, forking, MM_MAX_ID);
+		return false;
+	}
 	for (unsigned i = 0; i < ip->nr_tasks; i++)
 		sched_add_task(k, &ip->tasks[i].task);
 	/* After the workload's own tasks: their placement does not change. */

@@ -87,11 +87,18 @@ static void child_run(struct kernel *k, struct task *task, struct cpu *cpu, uint
 
 static const struct task_ops child_task_ops = {.run = child_run};
 
+unsigned interp_fork_children_count(const struct interp *ip)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < ip->nr_tasks; i++)
+		n += ops_fork(ip->w->groups[ip->tasks[i].group].ops,
+			      ip->w->groups[ip->tasks[i].group].nr_ops);
+	return n;
+}
+
 void interp_fork_children_new(struct interp *ip)
 {
-	for (unsigned i = 0; i < ip->nr_tasks; i++)
-		ip->nr_children += ops_fork(ip->w->groups[ip->tasks[i].group].ops,
-					    ip->w->groups[ip->tasks[i].group].nr_ops);
+	ip->nr_children = interp_fork_children_count(ip);
 	if (!ip->nr_children)
 		return;
 	ip->children = g_new0(struct fork_child, ip->nr_children);

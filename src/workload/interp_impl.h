@@ -175,6 +175,8 @@ static inline int64_t interp_flag_value(const struct itask *ts, unsigned flag)
 /* The fork op (interp_fork.c): a child task, created before the run, per
  * task whose program forks; the op; the child told to go when its parent
  * exits; the children's labels and their end. */
+/* Tasks that fork: one child (and mm) each. */
+unsigned interp_fork_children_count(const struct interp *ip);
 void interp_fork_children_new(struct interp *ip);
 enum step interp_fork_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 			 const struct op *op, uint64_t *local, uint64_t now);

@@ -172,6 +172,9 @@ struct mm {
 	struct vma_lock *free_vma_locks; /* of those, the unused, by ->next_free */
 };
 
+/* The largest mm id: 15 bits in the data caches' line tags (machine.c), 16 in
+ * frames (frame.c); the interpreter refuses a workload that needs more. */
+#define MM_MAX_ID 32767u
 struct mm *mm_new(unsigned id, unsigned nr_cpus);
 void mm_free(struct mm *mm);
 
