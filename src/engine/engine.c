@@ -139,13 +139,9 @@ struct phase_event {
 	struct payload p;
 };
 
-/* The host's cache line (util/types.h's HOST_LINE: the engine sees no other
- * tlbsim header). */
-#define PHASE_LINE 64
-
 /* One group's share of a phase, run by one thread: on a line of its own. */
 struct phase_group {
-	_Alignas(PHASE_LINE) struct engine *engine;
+	_Alignas(POOL_LINE) struct engine *engine;
 	unsigned group;
 	struct phase_event *queue; /* to run, sorted from @head */
 	unsigned head, len, cap;
@@ -672,7 +668,7 @@ static struct phase_group *phase_group_of(struct engine *engine, unsigned group)
 		return &ph->groups[ph->index_of[group] - 1];
 	if (ph->nr_groups == ph->cap_groups) {
 		unsigned cap = ph->cap_groups ? 2 * ph->cap_groups : 8;
-		struct phase_group *groups = g_aligned_alloc0(cap, sizeof(*groups), PHASE_LINE);
+		struct phase_group *groups = g_aligned_alloc0(cap, sizeof(*groups), POOL_LINE);
 		if (ph->cap_groups)
 			memcpy(groups, ph->groups, ph->cap_groups * sizeof(*groups));
 		g_aligned_free(ph->groups);

@@ -28,8 +28,6 @@
 #include <glib.h>
 #include "tlbsim/engine/pool.h"
 
-/* A host cache line (the engine stands below util/types.h's POOL_LINE). */
-#define POOL_LINE 64
 #define INDEX_MASK UINT64_C(0xffffffff)
 #define COUNT_SHIFT 32
 

@@ -24,12 +24,10 @@
 #define RECENCY_ORDER_MASK ((UINT64_C(1) << RECENCY_FILLED_SHIFT) - 1)
 #define RECENCY_NIBBLES UINT64_C(0x111111111111)
 
+/* Way r at rank r: the nibbles 0, 1, 2, ... of the first @ways ranks. */
 static inline uint64_t recency_initial(unsigned ways)
 {
-	uint64_t order = 0;
-	for (unsigned r = 0; r < ways; r++)
-		order |= (uint64_t)r << (4 * r);
-	return order;
+	return UINT64_C(0xba9876543210) & ((UINT64_C(1) << (4 * ways)) - 1);
 }
 
 /* *@word, its order made explicit if still the initial one. */

@@ -223,12 +223,14 @@ struct sim_result *sim_run(const struct sim_input *input, GError **error)
 		}
 		sampler = sampler_new(&k, &plan, input->seed);
 	}
-	/* No more threads than groups: the others would only spin.  (A shared
-	 * pool's loops are capped by the engine.) */
-	unsigned threads = MIN(input->threads, machine_nr_run_groups(machine));
-	if (input->shared_pool && machine_nr_run_groups(machine) > 1 && !trace) {
+	/* A trace's writer sees every event in order, and one run group has
+	 * nothing to run beside it.  No more threads than groups: the others
+	 * would only spin (a shared pool's loops are capped by the engine). */
+	unsigned groups = machine_nr_run_groups(machine);
+	unsigned threads = trace ? 1 : MIN(input->threads, groups);
+	if (input->shared_pool && !trace && groups > 1) {
 		engine_set_pool(engine, input->shared_pool);
-	} else if (threads > 1 && !trace && !input->shared_pool) {
+	} else if (!input->shared_pool && threads > 1) {
 		char *why = NULL;
 		pool = pool_new(threads, &why);
 		if (!pool) {

@@ -145,10 +145,9 @@ static inline struct vma *access_vma(const struct interp *ip, const struct acces
  * a loop reads the same lines every round, as a program walking a fixed
  * table of addresses does.
  */
-static inline uint64_t access_byte(const struct access_state *a, uint64_t i,
-				   const struct vma *vma)
+static inline uint64_t access_byte(uint64_t addr, uint64_t i, const struct vma *vma)
 {
-	uint64_t h = (access_addr(a, i) ^ i) * UINT64_C(0x9e3779b97f4a7c15);
+	uint64_t h = (addr ^ i) * UINT64_C(0x9e3779b97f4a7c15);
 	return (h >> 32) & (page_size_bytes(vma->page_size) - 1);
 }
 
@@ -240,7 +239,7 @@ static enum access_result access_one(struct kernel *k, struct itask *ts, struct 
 		a->fault_seen = true;
 		return ACCESS_FAULT;
 	}
-	machine_touch_data(k->machine, cpu, vma, addr + access_byte(a, a->pos, vma));
+	machine_touch_data(k->machine, cpu, vma, addr + access_byte(addr, a->pos, vma));
 	uint64_t spent = cycles + (op->independent ? a->cycles * issuing : a->cycles);
 	*t += spent;
 	cpu->sample_access_cycles += spent;
@@ -440,12 +439,10 @@ enum step access_run(struct kernel *k, struct itask *ts, struct cpu *cpu, uint64
 				return STEP_RETURNED;
 			ts->access.fault_seen = false;
 			struct kcont done = {.fn = access_fault_done, .ctx = ts};
+			uint64_t addr = access_addr(&ts->access, ts->access.pos);
 			handle_mm_fault(k, cpu, ts->task.mm,
-					interp_region_vma(ip, ts->access.op->region,
-							  access_addr(&ts->access, ts->access.pos)),
-					access_addr(&ts->access, ts->access.pos), ts->access.write,
-					*local,
-					done);
+					interp_region_vma(ip, ts->access.op->region, addr), addr,
+					ts->access.write, *local, done);
 			return STEP_RETURNED;
 		}
 		if (!ip->run_ahead)

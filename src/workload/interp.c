@@ -426,6 +426,7 @@ static bool create_tasks(struct interp *ip, const char *file, uint64_t seed, GEr
 	for (unsigned i = 0; i < ip->nr_tasks; i++)
 		sched_add_task(k, &ip->tasks[i].task);
 	/* After the workload's own tasks: their placement does not change. */
+	ip->nr_children = forking;
 	interp_fork_children_new(ip);
 	ip->results.tasks = ip->nr_tasks;
 	return true;

@@ -98,7 +98,6 @@ unsigned interp_fork_children_count(const struct interp *ip)
 
 void interp_fork_children_new(struct interp *ip)
 {
-	ip->nr_children = interp_fork_children_count(ip);
 	if (!ip->nr_children)
 		return;
 	ip->children = g_new0(struct fork_child, ip->nr_children);

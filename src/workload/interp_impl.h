@@ -177,6 +177,7 @@ static inline int64_t interp_flag_value(const struct itask *ts, unsigned flag)
  * exits; the children's labels and their end. */
 /* Tasks that fork: one child (and mm) each. */
 unsigned interp_fork_children_count(const struct interp *ip);
+/* The children of @ip->nr_children (interp_fork_children_count()) forking tasks. */
 void interp_fork_children_new(struct interp *ip);
 enum step interp_fork_op(struct kernel *k, struct itask *ts, struct cpu *cpu,
 			 const struct op *op, uint64_t *local, uint64_t now);

@@ -16,6 +16,10 @@
  */
 #include <stdatomic.h>
 
+/* The host's cache line: util/types.h's HOST_LINE, which the engine layer,
+ * below util, does not see. */
+#define POOL_LINE 64
+
 struct pool;
 
 /* @threads host threads in all, the one caller included: @threads - 1
