@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "support.h"
+#include "tlbsim/sim/sample.h"
 
 /*
  * A reader of one page, 10 cycles an access and nothing else once the page is
@@ -59,6 +60,42 @@ Test(sample, a_constant_loop_is_estimated_exactly)
 	cr_expect_eq(sampled.result->total.context_switches, exact.result->total.context_switches);
 	support_run_free(&exact);
 	support_run_free(&sampled);
+}
+
+/*
+ * Two windows give one difference of rates: no interval, as with one,
+ * rather than a spread of no substance (an interval of 0 here, where every
+ * window counts the same).  Three give one.  Over the 2 ms loop, periods of
+ * 1.5 ms hold two windows, periods of 1 ms three.
+ */
+Test(sample, two_windows_state_no_interval)
+{
+	struct support_run two = run_sampled(one_page_loop, 1500000, 10000, 10000);
+	cr_assert_eq(two.result->sample_windows, 2, "%u windows", two.result->sample_windows);
+	for (unsigned i = 0; i < SAMPLE_NR_SCALED; i++)
+		cr_expect_eq(two.result->sample_error_ppm[i], SAMPLE_NO_ERROR, "field %u", i);
+	struct support_run three = run_sampled(one_page_loop, 1000000, 10000, 10000);
+	cr_assert_eq(three.result->sample_windows, 3, "%u windows", three.result->sample_windows);
+	cr_expect_eq(three.result->sample_error_ppm[0], 0);
+	support_run_free(&two);
+	support_run_free(&three);
+}
+
+/*
+ * The interval's factor: Student's t for 2 (n - 1)^2 / (3n - 4) degrees of
+ * freedom, worked by hand: 3 windows give 8/5, so 1 (t = 12.706); 11 give
+ * 200/29, so 6 (2.447); 263 give 137288/785, so 174 (1.974); never below
+ * the normal 1.960.
+ */
+Test(sample, the_interval_factor_is_students_t)
+{
+	cr_expect_eq(sample_t975_ppm(3), 12706205);
+	cr_expect_eq(sample_t975_ppm(11), 2446912);
+	cr_expect_eq(sample_t975_ppm(263), 1973691);
+	for (unsigned n = 3; n < 1000; n++) {
+		cr_expect_geq(sample_t975_ppm(n), sample_t975_ppm(n + 1), "n %u", n);
+		cr_expect_gt(sample_t975_ppm(n), 1959964, "n %u", n);
+	}
 }
 
 /*

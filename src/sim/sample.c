@@ -1,6 +1,7 @@
 /*
  * Sampled mode's bookkeeping (sample.h).
  */
+#include <limits.h>
 #include <stddef.h>
 #include <glib.h>
 #include "tlbsim/engine/engine.h"
@@ -8,6 +9,7 @@
 #include "tlbsim/kernel/sched.h"
 #include "tlbsim/sim/sample.h"
 #include "tlbsim/util/rng.h"
+#include "tlbsim/util/stats.h"
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -248,9 +250,30 @@ static uint64_t isqrt128(u128 v)
 }
 
 /*
+ * Degrees of freedom of the successive-difference variance below, from @n
+ * rates: it has 2/3 of the efficiency of the usual sample variance, whose
+ * variance is 2 s^4 / (n - 1); its own is (3n - 4) s^4 / (n - 1)^2 (von
+ * Neumann), which gives 2 (n - 1)^2 / (3n - 4).
+ */
+static unsigned successive_difference_df(uint64_t n)
+{
+	u128 df = 2 * (u128)(n - 1) * (n - 1) / (3 * (u128)n - 4);
+	return df == 0 ? 1 : df > UINT_MAX ? UINT_MAX : (unsigned)df;
+}
+
+uint64_t sample_t975_ppm(unsigned windows)
+{
+	g_assert(windows >= SAMPLE_MIN_WINDOWS);
+	/* t's bits are the same everywhere (stats.h); so is their rounding. */
+	return (uint64_t)(stats_t975(successive_difference_df(windows)) * 1e6 + 0.5);
+}
+
+/*
  * Relative 95% half-width of scaled field @i's total @total, in millionths:
- * 1.96 * sqrt(sum u_k^2) * s / total, u_k the cycles estimated in period k,
- * s^2 = sum (r_k - r_{k-1})^2 / (2 (n - 1)) and r_k its windows' rate.
+ * t * sqrt(sum u_k^2) * s / total, u_k the cycles estimated in period k,
+ * s^2 = sum (r_k - r_{k-1})^2 / (2 (n - 1)), r_k its windows' rate and t
+ * Student's for the degrees of freedom s^2 has: with few windows s itself
+ * is uncertain, and 1.96 would state too narrow an interval.
  * Integer arithmetic (rates with 32 fractional bits, roots with 20 more),
  * as every printed fraction is (docs/decisions.md).
  */
@@ -270,7 +293,7 @@ static uint64_t sampler_error_ppm(const struct sampler *s, unsigned i, uint64_t 
 	uint64_t root_u = isqrt128(sat_mul(estimated2, (u128)1 << 40)); /* 2^-20 units */
 	uint64_t root_s = isqrt128(sat_mul(diffs, (u128)1 << 40) / (2 * (u128)(n - 1))); /* 2^-52 */
 	u128 half = sat_mul(root_u, root_s) >> 72; /* counts */
-	u128 ppm = sat_mul(half, 1960000) / total;
+	u128 ppm = sat_mul(half, sample_t975_ppm(n)) / total;
 	return ppm > UINT64_MAX ? UINT64_MAX : (uint64_t)ppm;
 }
 
@@ -291,7 +314,9 @@ void sampler_finish(struct sampler *s, uint64_t end, struct counters *per_cpu,
 	}
 	out->windows = s->draws->len;
 	for (unsigned i = 0; i < NR_SCALED; i++)
-		out->error_ppm[i] = out->windows == 1 ? SAMPLE_NO_ERROR : 0;
-	for (unsigned i = 0; out->windows > 1 && i < NR_SCALED; i++)
+		out->error_ppm[i] = out->windows > 0 && out->windows < SAMPLE_MIN_WINDOWS
+					? SAMPLE_NO_ERROR
+					: 0;
+	for (unsigned i = 0; out->windows >= SAMPLE_MIN_WINDOWS && i < NR_SCALED; i++)
 		out->error_ppm[i] = totals[i] ? sampler_error_ppm(s, i, totals[i]) : 0;
 }

@@ -34,13 +34,6 @@ struct summarize_stats {
 	double ci95_hi;
 };
 
-/**
- * summarize_t975() - the 0.975 quantile of Student's t with @df degrees of
- * freedom (@df >= 1): the factor of a two-sided 95% interval.  A table for
- * df <= 30, above it the Cornish-Fisher expansion (error below 1e-5).
- */
-double summarize_t975(unsigned df);
-
 /* The statistics of @x[0..@n-1], @n >= 1, in the order given (sums are
  * deterministic); @x is not changed. */
 void summarize_sample(const double *x, size_t n, struct summarize_stats *s);

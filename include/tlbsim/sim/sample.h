@@ -52,13 +52,25 @@ struct sampler *sampler_new(struct kernel *k, const struct machine_sample_plan *
 void sampler_free(struct sampler *s);
 
 #define SAMPLE_NO_ERROR UINT64_MAX
+/* Windows an interval needs: two rates give one difference, a spread of
+ * no substance (a sparse plan's two windows once stated 0 for an estimate
+ * 34% off). */
+#define SAMPLE_MIN_WINDOWS 3
 
 struct sample_estimate {
 	unsigned windows;  /* periods whose estimate used a window */
 	/* Each scaled total's relative 95% half-width, in millionths, in
-	 * SAMPLE_SCALED's order; SAMPLE_NO_ERROR: one window, no interval. */
+	 * SAMPLE_SCALED's order; SAMPLE_NO_ERROR: one or two windows, no
+	 * interval. */
 	uint64_t error_ppm[SAMPLE_NR_SCALED];
 };
+
+/*
+ * The factor of a 95% interval from @windows (>= SAMPLE_MIN_WINDOWS)
+ * periods' rates, in millionths: Student's t for the degrees of freedom of
+ * their successive-difference variance, 2 (n - 1)^2 / (3n - 4).
+ */
+uint64_t sample_t975_ppm(unsigned windows);
 
 /*
  * Closes the last period at @end (the run's end) and replaces the scaled
