@@ -69,6 +69,53 @@ Test(e2e_sample, plan_and_option_errors_are_refused)
 	run_clear(&r);
 }
 
+/*
+ * Without -q, a sampled run says after its summary line what the estimate
+ * rests on: its windows and the accesses' interval as the CSV states it
+ * (0.000241 there: +/-0.02%), or that two windows give none.  -q says
+ * nothing.
+ */
+Test(e2e_sample, the_summary_says_what_the_estimate_rests_on)
+{
+	const char *sets[] = {LONG_TAIL, NULL};
+	struct run r;
+	run_tlbsim_sets(&r, (const char *const[]){"-T", "haswell-i7", "-w", SMALL, "--sample", NULL},
+			sets);
+	expect_status(&r, 0);
+	struct table t;
+	table_parse(&t, r.out);
+	char *note = g_strdup_printf("tlbsim: --sample estimated from %s windows: accesses +/-",
+				     table_get(&t, 0, "sample_windows"));
+	cr_expect(strstr(r.err, note), "stderr: %s", r.err);
+	/* The CSV's fraction in hundredths of a percent, rounded. */
+	double ci = g_ascii_strtod(table_get(&t, 0, "accesses_rel_ci95"), NULL);
+	char *percent = g_strdup_printf("+/-%.2f%% (95%%", 100 * ci);
+	cr_expect(strstr(r.err, percent), "%s in: %s", percent, r.err);
+	g_free(note);
+	g_free(percent);
+	table_clear(&t);
+	run_clear(&r);
+
+	run_tlbsim_sets(&r, (const char *const[]){"-T", "haswell-i7", "-w", SMALL, "--sample",
+						  "--sample-plan", "4000000:20000:5000", NULL},
+			sets);
+	expect_status(&r, 0);
+	table_parse(&t, r.out);
+	cr_expect_str_eq(table_get(&t, 0, "sample_windows"), "2");
+	cr_expect_str_eq(table_get(&t, 0, "accesses_rel_ci95"), "");
+	cr_expect(strstr(r.err, "--sample estimated from 2 windows: no interval under 3"),
+		  "stderr: %s", r.err);
+	table_clear(&t);
+	run_clear(&r);
+
+	run_tlbsim_sets(&r, (const char *const[]){"-T", "haswell-i7", "-w", SMALL, "--sample", "-q",
+						  NULL},
+			sets);
+	expect_status(&r, 0);
+	cr_expect(!strstr(r.err, "--sample estimated"), "stderr: %s", r.err);
+	run_clear(&r);
+}
+
 Test(e2e_sample, adds_its_columns_after_the_run_columns)
 {
 	struct table exact, sampled;

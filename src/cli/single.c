@@ -7,6 +7,7 @@
 #include "tlbsim/cli/report.h"
 #include "tlbsim/cli/single.h"
 #include "tlbsim/cli/stat.h"
+#include "tlbsim/sim/sample.h"
 #include "tlbsim/sim/sim.h"
 #include "tlbsim/util/error.h"
 
@@ -89,6 +90,33 @@ static void print_threads_note(const struct sim_result *r)
 		   " tasks with an access op (access_tasks): %s\n",
 		   r->accessor_threads, r->access_tasks, why->str);
 	g_string_free(why, TRUE);
+}
+
+/*
+ * A sampled run's figures are estimates: say how many windows they rest on
+ * and the accesses' interval, or that there is none (fewer than
+ * SAMPLE_MIN_WINDOWS windows), or that nothing was skipped.
+ */
+static void print_sample_note(const struct sim_result *r)
+{
+	if (!r->sampled)
+		return;
+	if (r->sample_windows == 0) {
+		g_printerr("tlbsim: --sample skipped nothing (no settled open-ended access loop): "
+			   "every figure is the exact run's\n");
+		return;
+	}
+	uint64_t ppm = r->sample_error_ppm[0]; /* accesses: SAMPLE_SCALED's first */
+	if (ppm == SAMPLE_NO_ERROR) {
+		g_printerr("tlbsim: --sample estimated from %u window%s: no interval under %u; a "
+			   "shorter --sample-plan period gives more\n",
+			   r->sample_windows, r->sample_windows == 1 ? "" : "s", SAMPLE_MIN_WINDOWS);
+		return;
+	}
+	uint64_t hundredths = (ppm + 50) / 100; /* of a percent */
+	g_printerr("tlbsim: --sample estimated from %u windows: accesses +/-%" G_GUINT64_FORMAT
+		   ".%02u%% (95%%; each estimated column's in <column>_rel_ci95)\n",
+		   r->sample_windows, hundredths / 100, (unsigned)(hundredths % 100));
 }
 
 static void print_stale(const struct sim_result *r, const struct topology *topo,
@@ -295,6 +323,7 @@ int single_run(const struct options *o, const struct labels *labels,
 			char *summary = report_summary(&meta, result);
 			g_printerr("%s\n", summary);
 			g_free(summary);
+			print_sample_note(result);
 		}
 		print_stale(result, inputs.topology, inputs.policy);
 		print_threads_note(result);
