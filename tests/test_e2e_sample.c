@@ -72,8 +72,9 @@ Test(e2e_sample, plan_and_option_errors_are_refused)
 /*
  * Without -q, a sampled run says after its summary line what the estimate
  * rests on: its windows and the accesses' interval as the CSV states it
- * (0.000241 there: +/-0.02%), or that two windows give none.  -q says
- * nothing.
+ * (0.000241 there: +/-0.02%), or that two windows give none; and where
+ * readers share SMT cores' CPUs, that access figures are good to 3%.  -q
+ * says nothing.
  */
 Test(e2e_sample, the_summary_says_what_the_estimate_rests_on)
 {
@@ -91,9 +92,19 @@ Test(e2e_sample, the_summary_says_what_the_estimate_rests_on)
 	double ci = g_ascii_strtod(table_get(&t, 0, "accesses_rel_ci95"), NULL);
 	char *percent = g_strdup_printf("+/-%.2f%% (95%%", 100 * ci);
 	cr_expect(strstr(r.err, percent), "%s in: %s", percent, r.err);
+	/* 4 readers on haswell-i7's 8 CPUs share no CPU: no SMT caveat. */
+	cr_expect(!strstr(r.err, "read them as +/-3%"), "stderr: %s", r.err);
 	g_free(note);
 	g_free(percent);
 	table_clear(&t);
+	run_clear(&r);
+
+	/* 12 readers on its 8 CPUs (4 SMT cores) share them: the caveat. */
+	run_tlbsim_sets(&r, (const char *const[]){"-T", "haswell-i7", "-w", SMALL, "--sample", NULL},
+			(const char *const[]){LONG_TAIL, "workload.threads=12", NULL});
+	expect_status(&r, 0);
+	cr_expect(strstr(r.err, "readers share SMT cores' CPUs here"), "stderr: %s", r.err);
+	cr_expect(strstr(r.err, "read them as +/-3%"), "stderr: %s", r.err);
 	run_clear(&r);
 
 	run_tlbsim_sets(&r, (const char *const[]){"-T", "haswell-i7", "-w", SMALL, "--sample",

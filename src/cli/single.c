@@ -95,9 +95,11 @@ static void print_threads_note(const struct sim_result *r)
 /*
  * A sampled run's figures are estimates: say how many windows they rest on
  * and the accesses' interval, or that there is none (fewer than
- * SAMPLE_MIN_WINDOWS windows), or that nothing was skipped.
+ * SAMPLE_MIN_WINDOWS windows), or that nothing was skipped.  On SMT cores
+ * whose CPUs readers share, the interval does not cover what sampling
+ * moves (docs/performance.md, "Sampled mode"): say so where it applies.
  */
-static void print_sample_note(const struct sim_result *r)
+static void print_sample_note(const struct sim_result *r, const struct topology *topo)
 {
 	if (!r->sampled)
 		return;
@@ -117,6 +119,11 @@ static void print_sample_note(const struct sim_result *r)
 	g_printerr("tlbsim: --sample estimated from %u windows: accesses +/-%" G_GUINT64_FORMAT
 		   ".%02u%% (95%%; each estimated column's in <column>_rel_ci95)\n",
 		   r->sample_windows, hundredths / 100, (unsigned)(hundredths % 100));
+	if (topo->threads_per_core > 1 && r->access_tasks > r->nr_cpus)
+		g_printerr("tlbsim: readers share SMT cores' CPUs here: their competition for "
+			   "the STLB moves access figures by 1-2%% beyond that interval (the "
+			   "exact run's too, with the order of same-cycle accesses); read them "
+			   "as +/-3%%\n");
 }
 
 static void print_stale(const struct sim_result *r, const struct topology *topo,
@@ -323,7 +330,7 @@ int single_run(const struct options *o, const struct labels *labels,
 			char *summary = report_summary(&meta, result);
 			g_printerr("%s\n", summary);
 			g_free(summary);
-			print_sample_note(result);
+			print_sample_note(result, inputs.topology);
 		}
 		print_stale(result, inputs.topology, inputs.policy);
 		print_threads_note(result);
