@@ -108,7 +108,7 @@ static void print_sample_note(const struct sim_result *r, const struct topology 
 			   "every figure is the exact run's\n");
 		return;
 	}
-	uint64_t ppm = r->sample_error_ppm[0]; /* accesses: SAMPLE_SCALED's first */
+	uint64_t ppm = r->sample_error_ppm[SAMPLE_ACCESSES];
 	if (ppm == SAMPLE_NO_ERROR) {
 		g_printerr("tlbsim: --sample estimated from %u window%s: no interval under %u; a "
 			   "shorter --sample-plan period gives more\n",

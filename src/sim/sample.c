@@ -18,6 +18,10 @@ static const size_t scaled[] = {SAMPLE_SCALED(SCALED_OFFSET)};
 #undef SCALED_OFFSET
 #define NR_SCALED SAMPLE_NR_SCALED
 _Static_assert(G_N_ELEMENTS(scaled) == SAMPLE_NR_SCALED, "one offset per scaled counter");
+#define SCALED_INDEX(name, column) SCALED_##name,
+enum { SAMPLE_SCALED(SCALED_INDEX) };
+#undef SCALED_INDEX
+_Static_assert(SCALED_accesses == SAMPLE_ACCESSES, "SAMPLE_ACCESSES is accesses' index");
 
 static inline uint64_t *field(struct counters *c, unsigned i)
 {

@@ -41,6 +41,8 @@
 	X(walk_loads, walk_loads)                                                              \
 	X(walk_load_cycles, walk_load_ns)
 #define SAMPLE_NR_SCALED 9
+/* accesses' index in SAMPLE_SCALED's order (sample.c asserts it). */
+#define SAMPLE_ACCESSES 0
 
 struct kernel;
 struct sampler;
@@ -53,8 +55,7 @@ void sampler_free(struct sampler *s);
 
 #define SAMPLE_NO_ERROR UINT64_MAX
 /* Windows an interval needs: two rates give one difference, a spread of
- * no substance (a sparse plan's two windows once stated 0 for an estimate
- * 34% off). */
+ * no substance (docs/decisions.md). */
 #define SAMPLE_MIN_WINDOWS 3
 
 struct sample_estimate {
