@@ -2,6 +2,7 @@
  * Sampled mode's estimates (src/sim/sample.c, src/workload/access.c's
  * access_skip()), worked by hand on tiny-2cpu (1 GHz: 1 cycle = 1 ns).
  */
+#include <math.h>
 #include <criterion/criterion.h>
 #include <glib.h>
 #include "support.h"
@@ -96,6 +97,35 @@ Test(sample, the_interval_factor_is_students_t)
 		cr_expect_geq(sample_t975_ppm(n), sample_t975_ppm(n + 1), "n %u", n);
 		cr_expect_gt(sample_t975_ppm(n), 1959964, "n %u", n);
 	}
+}
+
+/*
+ * The interval from four periods worked by hand: rates 1/2, 5/8, 9/16, 3/8
+ * (exact in 32 fractional bits) give successive differences 1/8, 1/16, 3/16,
+ * s^2 = (1/64 + 1/256 + 9/256) / 6; the periods estimated 1, 2, 1.5 and
+ * 0.5 x 10^8 cycles; with 2 (4 - 1)^2 / 8 -> 2 degrees of freedom t is
+ * 4.303, not 1.96.  A field whose rate never moves has no spread.
+ */
+Test(sample, the_interval_is_t_times_the_spread_of_the_rates)
+{
+	static const double rates[] = {0.5, 0.625, 0.5625, 0.375};
+	static const uint64_t estimated[] = {100000000, 200000000, 150000000, 50000000};
+	struct sample_period periods[4] = {{0}};
+	for (unsigned k = 0; k < 4; k++) {
+		periods[k].estimated = estimated[k];
+		periods[k].rate[SAMPLE_ACCESSES] = (uint64_t)(rates[k] * 4294967296.0);
+		periods[k].rate[1] = UINT64_C(3) << 31;
+	}
+	cr_assert_eq(sample_t975_ppm(4), 4302653);
+	double u = sqrt(1e16 + 4e16 + 2.25e16 + 0.25e16);
+	double s = sqrt((1.0 / 64 + 1.0 / 256 + 9.0 / 256) / 6);
+	uint64_t total = 5000000000;
+	double want = 4.302653 * u * s / (double)total * 1e6; /* about 22 500 */
+	uint64_t got = sample_interval_ppm(periods, 4, SAMPLE_ACCESSES, total);
+	cr_expect(fabs((double)got - want) <= 1, "%lu ppm, want %.1f", (unsigned long)got, want);
+	double normal = 1.96 * u * s / (double)total * 1e6;
+	cr_expect_gt(got, 2 * normal, "%lu ppm, 1.96 would state %.1f", (unsigned long)got, normal);
+	cr_expect_eq(sample_interval_ppm(periods, 4, 1, total), 0);
 }
 
 /*

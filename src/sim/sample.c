@@ -33,16 +33,6 @@ static inline uint64_t field_of(const struct counters *c, unsigned i)
 	return *(const uint64_t *)(const void *)((const char *)c + scaled[i]);
 }
 
-/*
- * What one period adds to the interval of each scaled field: the cycles it
- * estimated (summed over the CPUs that skipped) and the rate the estimate
- * used (their windows' counts per cycle, summed, 32 fractional bits).
- */
-struct period_draw {
-	uint64_t estimated;
-	u128 rate[NR_SCALED];
-};
-
 struct scaled_sum {
 	uint64_t v[NR_SCALED];
 };
@@ -68,7 +58,7 @@ struct sampler {
 	uint64_t period_start;
 	struct cpu_sample *cpus;
 	struct counters *scratch;
-	GArray *draws; /* struct period_draw */
+	GArray *draws; /* struct sample_period */
 };
 
 /* @count scaled by @num / @den, rounded to the nearest. */
@@ -112,7 +102,7 @@ static void sampler_window_end(struct sampler *s)
  */
 static void sampler_close(struct sampler *s, uint64_t end, const struct counters *counters)
 {
-	struct period_draw draw = {0};
+	struct sample_period draw = {0};
 	u128 measured[NR_SCALED] = {0}, busy[NR_SCALED] = {0};
 	for (unsigned c = 0; c < s->nr_cpus; c++) {
 		struct cpu *cpu = &s->k->machine->cpus[c];
@@ -136,9 +126,10 @@ static void sampler_close(struct sampler *s, uint64_t end, const struct counters
 		cpu->sample_skipped_cycles = 0;
 		cs->at_period_start = *now;
 	}
-	for (unsigned i = 0; i < NR_SCALED; i++)
-		if (busy[i])
-			draw.rate[i] = (measured[i] << 32) / busy[i];
+	for (unsigned i = 0; i < NR_SCALED; i++) {
+		u128 rate = busy[i] ? (measured[i] << 32) / busy[i] : 0;
+		draw.rate[i] = rate > UINT64_MAX ? UINT64_MAX : (uint64_t)rate;
+	}
 	if (draw.estimated)
 		g_array_append_val(s->draws, draw);
 	s->period_start = end;
@@ -202,7 +193,7 @@ struct sampler *sampler_new(struct kernel *k, const struct machine_sample_plan *
 	s->nr_cpus = k->machine->nr_cpus;
 	s->cpus = g_new0(struct cpu_sample, s->nr_cpus);
 	s->scratch = g_new0(struct counters, s->nr_cpus);
-	s->draws = g_array_new(FALSE, TRUE, sizeof(struct period_draw));
+	s->draws = g_array_new(FALSE, TRUE, sizeof(struct sample_period));
 	for (unsigned c = 0; c < s->nr_cpus; c++) {
 		s->cpus[c].at_period_start = k->machine->cpus[c].counters;
 		s->cpus[c].at_run_start = k->machine->cpus[c].counters;
@@ -273,23 +264,19 @@ uint64_t sample_t975_ppm(unsigned windows)
 }
 
 /*
- * Relative 95% half-width of scaled field @i's total @total, in millionths:
- * t * sqrt(sum u_k^2) * s / total, u_k the cycles estimated in period k,
- * s^2 = sum (r_k - r_{k-1})^2 / (2 (n - 1)), r_k its windows' rate and t
- * Student's for the degrees of freedom s^2 has: with few windows s itself
- * is uncertain, and 1.96 would state too narrow an interval.
- * Integer arithmetic (rates with 32 fractional bits, roots with 20 more),
- * as every printed fraction is (docs/decisions.md).
+ * t * sqrt(sum u_k^2) * s / total (sample.h).  Integer arithmetic (rates
+ * with 32 fractional bits, roots with 20 more), as every printed fraction
+ * is (docs/decisions.md).
  */
-static uint64_t sampler_error_ppm(const struct sampler *s, unsigned i, uint64_t total)
+uint64_t sample_interval_ppm(const struct sample_period *periods, unsigned n, unsigned field,
+			     uint64_t total)
 {
-	const struct period_draw *d = (const struct period_draw *)(const void *)s->draws->data;
-	unsigned n = s->draws->len;
+	g_assert(n >= SAMPLE_MIN_WINDOWS && field < NR_SCALED && total > 0);
 	u128 estimated2 = 0, diffs = 0;
 	for (unsigned k = 0; k < n; k++) {
-		estimated2 = sat_add(estimated2, sat_mul(d[k].estimated, d[k].estimated));
+		estimated2 = sat_add(estimated2, sat_mul(periods[k].estimated, periods[k].estimated));
 		if (k > 0) {
-			u128 a = d[k].rate[i], b = d[k - 1].rate[i];
+			u128 a = periods[k].rate[field], b = periods[k - 1].rate[field];
 			u128 diff = a > b ? a - b : b - a;
 			diffs = sat_add(diffs, sat_mul(diff, diff));
 		}
@@ -322,5 +309,9 @@ void sampler_finish(struct sampler *s, uint64_t end, struct counters *per_cpu,
 					? SAMPLE_NO_ERROR
 					: 0;
 	for (unsigned i = 0; out->windows >= SAMPLE_MIN_WINDOWS && i < NR_SCALED; i++)
-		out->error_ppm[i] = totals[i] ? sampler_error_ppm(s, i, totals[i]) : 0;
+		out->error_ppm[i] =
+		    totals[i] ? sample_interval_ppm((const struct sample_period *)(const void *)
+							s->draws->data,
+						    s->draws->len, i, totals[i])
+			      : 0;
 }

@@ -19,8 +19,8 @@
  *
  * The 95% interval of each scaled total treats each period's estimate as
  * one draw of the windows' rate, whose variance the successive differences
- * of the periods' rates give (robust to a slow trend): half-width 1.96 *
- * sqrt(sum over periods of the skipped cycles^2) * s.  It covers the
+ * of the periods' rates give (robust to a slow trend), with Student's t
+ * for the few windows (sample_interval_ppm()).  It covers the
  * sampling, not the divergence of a run whose schedule a skipped span's
  * slightly different timing changes (docs/performance.md, "Sampled mode").
  */
@@ -72,6 +72,25 @@ struct sample_estimate {
  * their successive-difference variance, 2 (n - 1)^2 / (3n - 4).
  */
 uint64_t sample_t975_ppm(unsigned windows);
+
+/* What one period adds to the interval of each scaled field: the cycles it
+ * estimated (summed over the CPUs that skipped) and the rate the estimate
+ * used (their windows' counts per cycle, summed, 32 fractional bits). */
+struct sample_period {
+	uint64_t estimated;
+	uint64_t rate[SAMPLE_NR_SCALED];
+};
+
+/*
+ * The relative 95% half-width, in millionths, of scaled field @field's
+ * total @total estimated over @n (>= SAMPLE_MIN_WINDOWS) @periods:
+ * t * sqrt(sum u_k^2) * s / total, u_k period k's estimated cycles,
+ * s^2 = sum (r_k - r_{k-1})^2 / (2 (n - 1)) over its rates r_k, and t
+ * sample_t975_ppm(n): with few windows s itself is uncertain, and 1.96
+ * would state too narrow an interval.
+ */
+uint64_t sample_interval_ppm(const struct sample_period *periods, unsigned n, unsigned field,
+			     uint64_t total);
 
 /*
  * Closes the last period at @end (the run's end) and replaces the scaled
