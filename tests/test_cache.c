@@ -1,10 +1,11 @@
 /*
  * Tests of src/machine/cache.c: hits and misses, true LRU inside a set (also
- * against a reference list for the way counts with their own code), the stats
+ * against a reference list, in each code a set operation can take), the stats
  * identity, that neighbouring tags spread over the sets, and refused
  * geometries.
  */
 #include <criterion/criterion.h>
+#include <glib.h>
 #include "tlbsim/machine/cache.h"
 
 static struct cache *cache_of(unsigned sets, unsigned ways)
@@ -65,33 +66,49 @@ static bool reference_access(uint64_t *order, unsigned ways, uint64_t tag)
 	return hit;
 }
 
-Test(cache, every_way_count_is_true_lru)
+/* Hits at every position, misses with the set full or not, from a pool a
+ * few tags larger than the set; caches made with the environment as it is. */
+static void check_true_lru(const char *code)
 {
-	/* 4, 8 and 16 ways have their own branch-free code, 3 and 5 the
-	 * generic loop: hits at every position, misses with the set full or
-	 * not, from a pool a few tags larger than the set. */
-	static const unsigned way_counts[] = {3, 4, 5, 8, 16};
+	static const unsigned way_counts[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24};
 	for (unsigned k = 0; k < sizeof(way_counts) / sizeof(way_counts[0]); k++) {
 		unsigned ways = way_counts[k];
 		struct cache *c = cache_of(1, ways);
-		uint64_t order[16] = {0};
+		uint64_t order[24] = {0};
 		uint64_t x = 12345;
 		for (unsigned i = 0; i < 5000; i++) {
 			x = x * 6364136223846793005u + 1442695040888963407u;
 			uint64_t tag = 1 + (x >> 33) % (ways + 3);
 			bool want = reference_access(order, ways, tag);
-			cr_assert_eq(cache_access(c, tag), want, "%u ways, access %u (tag %lu)",
-				     ways, i, (unsigned long)tag);
+			cr_assert_eq(cache_access(c, tag), want, "%s, %u ways, access %u (tag %lu)",
+				     code, ways, i, (unsigned long)tag);
 		}
 		for (uint64_t t = 1; t <= ways + 3; t++) {
 			bool held = false;
 			for (unsigned w = 0; w < ways; w++)
 				held |= order[w] == t;
-			cr_expect_eq(cache_contains(c, t), held, "%u ways, tag %lu", ways,
+			cr_expect_eq(cache_contains(c, t), held, "%s, %u ways, tag %lu", code, ways,
 				     (unsigned long)t);
 		}
 		cache_free(c);
 	}
+}
+
+/*
+ * Every way count is true LRU, in each code a set operation can take
+ * (cache.c): AVX-512 for up to 16 ways, AVX2 and SSE2 for 4, 8 and 16, the
+ * plain loop for any; the host runs those it has, up to TLBSIM_SIMD.
+ */
+Test(cache, every_way_count_is_true_lru)
+{
+	static const char *const caps[] = {"avx512", "avx2", "sse2", "none"};
+	for (unsigned i = 0; i < G_N_ELEMENTS(caps); i++) {
+		cr_assert(cache_simd_valid(caps[i]));
+		g_setenv("TLBSIM_SIMD", caps[i], TRUE);
+		check_true_lru(caps[i]);
+	}
+	g_unsetenv("TLBSIM_SIMD");
+	cr_expect_not(cache_simd_valid("avx"));
 }
 
 Test(cache, neighbouring_tags_spread_over_the_sets)

@@ -9,6 +9,7 @@
 #include "tlbsim/cli/options.h"
 #include "tlbsim/cli/output.h"
 #include "tlbsim/cli/report.h"
+#include "tlbsim/machine/cache.h"
 #include "tlbsim/sim/sim.h"
 #include "tlbsim/util/error.h"
 
@@ -416,6 +417,9 @@ const char *options_help_notes(bool sweep)
 	    "built from, then in <prefix>/share/tlbsim/<kind>/;\n"
 	    "<kind> is topologies, workloads or policies.  A name with a '/' is a path.\n"
 	    "\n"
+	    "TLBSIM_SIMD=avx512|avx2|sse2|none caps the vector instructions of the data\n"
+	    "caches' set operations (default: the host's widest); results are the same.\n"
+	    "\n"
 	    "Exit codes: 0 success; 1 internal error; 2 usage or input error; 3 stale TLB hits\n"
 	    "under --strict; 4 a budget (--max-events, --max-sim-ns, --max-wall-seconds) ran\n"
 	    "out; 130 interrupted by SIGINT or SIGTERM.  Nothing is written unless the run\n"
@@ -435,6 +439,14 @@ const char *options_help_notes(bool sweep)
 /* Checks both modes share; prints the complaint. */
 bool options_check_common(const struct options *o)
 {
+	const char *simd = g_getenv("TLBSIM_SIMD");
+	if (simd && !cache_simd_valid(simd)) {
+		/* A typo would otherwise time the wrong code without a word. */
+		g_printerr("tlbsim: TLBSIM_SIMD=%s: expected avx512, avx2, sse2 or none (the most "
+			   "the data caches' set operations may use), or unset\n",
+			   simd);
+		return false;
+	}
 	if (o->append && !o->output) {
 		/* Not silently to stdout: a sweep script would lose its rows. */
 		g_printerr("tlbsim: --append needs --output FILE\n");

@@ -13,26 +13,81 @@
  * no stamps: a hit moves its tag to the front, a miss drops the last tag and
  * puts the new one in front.  Every simulated access of a machine with caches
  * comes here one to three times, and host cache misses and mispredicted
- * branches are what it costs; the usual way counts (4, 8, 16) get their own
- * unrolled copy of the code, two ways per SSE2 register on x86
- * (set_access_pairs()), else set_access().
+ * branches are what it costs.  On x86 the set operation compares and moves
+ * the ways in vector registers, with no branch and no address depending on
+ * where the tag was: eight ways per AVX-512 register (set_access_avx512_8(),
+ * _16(), for up to 16 ways) where the host has it, else four per AVX2
+ * register for 4, 8 and 16 ways (set_access_quads()), else two per SSE2
+ * register (set_access_pairs()); other way counts and other hosts take
+ * set_access().  Each leaves the set exactly as set_access() would: the
+ * choice, made once per cache (set_impl_for()), changes the time a run
+ * takes, never its output.  TLBSIM_SIMD (cache.h) caps it, for comparing.
  *
  * Invariant: within a set, valid tags (nonzero) come first, in recency order,
  * then zeros; a tag appears at most once in the cache, in set cache_set(tag).
  * stats.lookups == stats.hits + stats.misses.
  */
+#include <string.h>
 #include <glib.h>
 #include "tlbsim/machine/cache.h"
 #include "tlbsim/util/types.h"
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define CACHE_X86_VECTORS 1
+#endif
+
+/* Which code a set operation takes, from the least to the most capable. */
+enum set_impl { SET_PLAIN, SET_SSE2, SET_AVX2, SET_AVX512 };
+static const char *const set_impl_names[] = {"none", "sse2", "avx2", "avx512"};
 
 struct cache {
 	_Alignas(HOST_LINE) uint64_t *tags; /* sets * ways, set-major, each set most recent first */
 	unsigned sets, ways;
+	enum set_impl impl;
 	struct cache_stats stats;
 };
+
+bool cache_simd_valid(const char *name)
+{
+	for (unsigned i = 0; i < G_N_ELEMENTS(set_impl_names); i++)
+		if (!strcmp(name, set_impl_names[i]))
+			return true;
+	return false;
+}
+
+/* The most capable code the host runs, within TLBSIM_SIMD. */
+static enum set_impl set_impl_host(void)
+{
+	enum set_impl cap = SET_AVX512;
+	const char *env = g_getenv("TLBSIM_SIMD");
+	for (unsigned i = 0; env && i < G_N_ELEMENTS(set_impl_names); i++)
+		if (!strcmp(env, set_impl_names[i]))
+			cap = (enum set_impl)i;
+#ifdef CACHE_X86_VECTORS
+	if (cap >= SET_AVX512 && __builtin_cpu_supports("avx512f"))
+		return SET_AVX512;
+	if (cap >= SET_AVX2 && __builtin_cpu_supports("avx2"))
+		return SET_AVX2;
+#endif
+#ifdef __SSE2__
+	if (cap >= SET_SSE2)
+		return SET_SSE2;
+#endif
+	return SET_PLAIN;
+}
+
+static enum set_impl set_impl_for(unsigned ways)
+{
+	enum set_impl impl = set_impl_host();
+	if (impl == SET_AVX512 && ways > 16)
+		impl = SET_AVX2;
+	if (impl <= SET_AVX2 && ways != 4 && ways != 8 && ways != 16)
+		impl = SET_PLAIN;
+	return impl;
+}
 
 struct cache *cache_new(const struct cache_geometry *geometry)
 {
@@ -42,6 +97,7 @@ struct cache *cache_new(const struct cache_geometry *geometry)
 	cache->tags = g_new0(uint64_t, (size_t)geometry->sets * geometry->ways);
 	cache->sets = geometry->sets;
 	cache->ways = geometry->ways;
+	cache->impl = set_impl_for(geometry->ways);
 	return cache;
 }
 
@@ -127,28 +183,127 @@ static inline bool set_access_pairs(uint64_t *set, uint64_t tag, unsigned ways)
 	}
 	return hit;
 }
-#define set_access_unrolled set_access_pairs
-#else
-#define set_access_unrolled set_access
+#endif
+
+#ifdef CACHE_X86_VECTORS
+/*
+ * set_access() for 4, 8 or 16 ways, four per AVX2 register: the compares
+ * side by side into a mask, and the move to the front as each quad rotated
+ * up one lane (vpermq), the quad below's last way (or the new tag) entering
+ * lane 0, blended over the ways up to the position.
+ */
+__attribute__((target("avx2"), always_inline)) static inline bool
+set_access_quads(uint64_t *set, uint64_t tag, unsigned ways)
+{
+	__m256i key = _mm256_set1_epi64x((long long)tag);
+	__m256i old[4];
+	unsigned match = 0;
+	for (unsigned i = 0; i < ways / 4; i++) {
+		old[i] = _mm256_loadu_si256((const __m256i *)&set[4 * i]);
+		__m256i eq = _mm256_cmpeq_epi64(old[i], key);
+		match |= (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(eq)) << (4 * i);
+	}
+	unsigned pos = (unsigned)__builtin_ctz(match | 1u << (ways - 1));
+	__m256i at = _mm256_set1_epi64x(pos);
+	for (unsigned i = 0; i < ways / 4; i++) {
+		__m256i rotated = _mm256_permute4x64_epi64(old[i], _MM_SHUFFLE(2, 1, 0, 3));
+		__m256i below =
+		    i ? _mm256_permute4x64_epi64(old[i - 1], _MM_SHUFFLE(3, 3, 3, 3)) : key;
+		__m256i up = _mm256_blend_epi32(rotated, below, 0x03);
+		__m256i way = _mm256_setr_epi64x(4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3);
+		__m256i keep = _mm256_cmpgt_epi64(way, at); /* ways past the position stay */
+		_mm256_storeu_si256((__m256i *)&set[4 * i], _mm256_blendv_epi8(up, old[i], keep));
+	}
+	return (match >> pos) & 1;
+}
+
+__attribute__((target("avx2"))) static bool set_access_avx2(uint64_t *set, uint64_t tag,
+							   unsigned ways)
+{
+	switch (ways) {
+	case 4:
+		return set_access_quads(set, tag, 4);
+	case 8:
+		return set_access_quads(set, tag, 8);
+	default:
+		return set_access_quads(set, tag, 16);
+	}
+}
+
+/*
+ * set_access() for up to 8 ways in one AVX-512 register (lanes past @ways
+ * neither loaded nor stored): the compares at once into a mask, and the
+ * move to the front as the set shifted up one lane (the new tag entering
+ * lane 0) blended over lanes 0 .. pos.
+ */
+__attribute__((target("avx512f"))) static bool set_access_avx512_8(uint64_t *set, uint64_t tag,
+								 unsigned ways)
+{
+	__mmask8 lanes = (__mmask8)((1u << ways) - 1);
+	__m512i key = _mm512_set1_epi64((long long)tag);
+	__m512i old = _mm512_maskz_loadu_epi64(lanes, set);
+	unsigned match = _mm512_mask_cmpeq_epi64_mask(lanes, old, key);
+	unsigned pos = (unsigned)__builtin_ctz(match | 1u << (ways - 1));
+	__m512i up = _mm512_alignr_epi64(old, key, 7); /* tag, way 0, way 1, ... */
+	_mm512_mask_storeu_epi64(set, (__mmask8)((2u << pos) - 1), up);
+	return (match >> pos) & 1;
+}
+
+/* The same for 9 to 16 ways, in two registers. */
+__attribute__((target("avx512f"))) static bool set_access_avx512_16(uint64_t *set, uint64_t tag,
+								  unsigned ways)
+{
+	__mmask8 high_lanes = (__mmask8)((1u << (ways - 8)) - 1);
+	__m512i key = _mm512_set1_epi64((long long)tag);
+	__m512i low = _mm512_loadu_si512(set);
+	__m512i high = _mm512_maskz_loadu_epi64(high_lanes, set + 8);
+	unsigned match = _mm512_cmpeq_epi64_mask(low, key) |
+			 (unsigned)_mm512_mask_cmpeq_epi64_mask(high_lanes, high, key) << 8;
+	unsigned pos = (unsigned)__builtin_ctz(match | 1u << (ways - 1));
+	unsigned move = (2u << pos) - 1;
+	_mm512_mask_storeu_epi64(set, (__mmask8)move, _mm512_alignr_epi64(low, key, 7));
+	_mm512_mask_storeu_epi64(set + 8, (__mmask8)(move >> 8), _mm512_alignr_epi64(high, low, 7));
+	return (match >> pos) & 1;
+}
+#endif
+
+#ifdef __SSE2__
+static bool set_access_sse2(uint64_t *set, uint64_t tag, unsigned ways)
+{
+	switch (ways) {
+	case 4:
+		return set_access_pairs(set, tag, 4);
+	case 8:
+		return set_access_pairs(set, tag, 8);
+	default:
+		return set_access_pairs(set, tag, 16);
+	}
+}
 #endif
 
 /* Tags are never 0 (cache.h): the hot path does not check. */
 bool cache_access(struct cache *cache, uint64_t tag)
 {
 	uint64_t *set = &cache->tags[(size_t)cache_set(cache, tag) * cache->ways];
+	unsigned ways = cache->ways;
 	bool hit;
-	switch (cache->ways) {
-	case 4:
-		hit = set_access_unrolled(set, tag, 4);
+	switch (cache->impl) {
+#ifdef CACHE_X86_VECTORS
+	case SET_AVX512:
+		hit = ways <= 8 ? set_access_avx512_8(set, tag, ways)
+				: set_access_avx512_16(set, tag, ways);
 		break;
-	case 8:
-		hit = set_access_unrolled(set, tag, 8);
+	case SET_AVX2:
+		hit = set_access_avx2(set, tag, ways);
 		break;
-	case 16:
-		hit = set_access_unrolled(set, tag, 16);
+#endif
+#ifdef __SSE2__
+	case SET_SSE2:
+		hit = set_access_sse2(set, tag, ways);
 		break;
+#endif
 	default:
-		hit = set_access(set, tag, cache->ways);
+		hit = set_access(set, tag, ways);
 		break;
 	}
 	cache->stats.lookups++;

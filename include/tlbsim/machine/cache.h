@@ -37,4 +37,12 @@ bool cache_access(struct cache *cache, uint64_t tag);
 bool cache_contains(const struct cache *cache, uint64_t tag);
 const struct cache_stats *cache_stats(const struct cache *cache);
 
+/*
+ * Caches pick the vector instructions their set operation uses from what the
+ * host has, with the same results in every case.  TLBSIM_SIMD in the
+ * environment caps them, for comparing: "avx512", "avx2", "sse2" or "none".
+ * Whether @name is one of those (the CLI refuses another).
+ */
+bool cache_simd_valid(const char *name);
+
 #endif
