@@ -69,6 +69,8 @@ enum { T_L1D, T_L1D_2M, T_STLB };
 #define SMALL UINT64_C(0x400000)
 #define SMALL_PAGES 64
 #define HUGE UINT64_C(0x40000000)
+/* 4K pages over 8 spans of 2 MiB (the PDE cache's tests). */
+#define WIDE UINT64_C(0x80000000)
 
 struct rig {
 	struct topology *topo;
@@ -77,6 +79,7 @@ struct rig {
 	struct mm *mm;
 	struct vma *small;
 	struct vma *huge;
+	struct vma *wide;
 	/* Time of the last xlate_cost() call: calls are far enough apart that
 	 * no walk waits for an earlier one unless a test asks for that. */
 	uint64_t now;
@@ -127,9 +130,11 @@ static struct rig *rig_new(const char *const *sets)
 	r->mm = mm_new(1, NR_CPUS);
 	mm_add_vma(r->mm, SMALL, SMALL_PAGES * K4, PS_4K, false, 0, 0);
 	mm_add_vma(r->mm, HUGE, 2 * M2, PS_2M, false, 1, 0);
+	mm_add_vma(r->mm, WIDE, 8 * M2, PS_4K, false, 2, 0);
 	mm_finish_layout(r->mm);
 	r->small = &r->mm->vmas[0];
 	r->huge = &r->mm->vmas[1];
+	r->wide = &r->mm->vmas[2];
 	return r;
 }
 
@@ -156,7 +161,7 @@ static struct cpu *cpu(struct rig *r, unsigned id)
 
 static struct vma *vma_of(struct rig *r, uint64_t addr)
 {
-	return addr >= HUGE ? r->huge : r->small;
+	return addr >= WIDE ? r->wide : addr >= HUGE ? r->huge : r->small;
 }
 
 /* Page @n of the small VMA. */
@@ -470,6 +475,50 @@ Test(machine_caches, a_walk_pays_for_the_lines_it_loads)
 	 * lines are in L1.  Another core has caches of its own. */
 	cr_expect_eq(read_ok(r, SIBLING(0), page(2)), WALK + 2 * C_L1);
 	cr_expect_eq(read_ok(r, 1, page(3)), WALK + 2 * C_MEM);
+	rig_free(r);
+}
+
+/* The walk loads a first read of a fresh page of @span (of WIDE) makes: 1
+ * when the PDE cache holds the span's PDE, else 2. */
+static uint64_t pde_walk_loads(struct rig *r, uint16_t asid, unsigned span)
+{
+	static unsigned next_page[8];
+	uint64_t addr = WIDE + span * M2 + next_page[span]++ * K4;
+	populate(r, addr, true);
+	uint64_t before = cpu(r, 0)->counters.walk_loads;
+	xlate_cost(r, 0, asid, addr, false, TRANSLATE_OK);
+	return cpu(r, 0)->counters.walk_loads - before;
+}
+
+/*
+ * The PDE cache (4 entries: one set) is true LRU by span: spans 0-3 fill
+ * it, a hit on 0 saves 1 from eviction, so 4 takes 1's place, and so on.
+ * A flush of ASID 0 drops its entries and keeps ASID 1's, which still hits.
+ */
+Test(machine_caches, the_pde_cache_is_lru_and_flushed_by_asid)
+{
+	struct rig *r = rig_new(with_caches);
+	static const struct {
+		uint16_t asid;
+		unsigned span, loads;
+	} steps[] = {
+	    {0, 0, 2}, {0, 1, 2}, {0, 2, 2}, {0, 3, 2}, /* 3 2 1 0 */
+	    {0, 0, 1},				     /* 0 3 2 1 */
+	    {0, 4, 2},				     /* 4 0 3 2 */
+	    {0, 1, 2},				     /* 1 4 0 3 */
+	    {0, 0, 1}, {0, 3, 1},		     /* 3 0 1 4 */
+	    {0, 2, 2},				     /* 2 3 0 1 */
+	    {0, 4, 2},				     /* 4 2 3 0 */
+	    {1, 5, 2},				     /* 5' 4 2 3 */
+	};
+	for (unsigned i = 0; i < G_N_ELEMENTS(steps); i++)
+		cr_expect_eq(pde_walk_loads(r, steps[i].asid, steps[i].span), steps[i].loads,
+			     "step %u: span %u, ASID %u", i, steps[i].span, steps[i].asid);
+	machine_flush_asid(r->m, cpu(r, 0), 0);
+	cr_expect_eq(pde_walk_loads(r, 1, 5), 1, "ASID 1's entry survives");
+	cr_expect_eq(pde_walk_loads(r, 0, 4), 2, "ASID 0's are gone");
+	cr_expect_eq(pde_walk_loads(r, 0, 2), 2);
+	cr_expect_eq(pde_walk_loads(r, 0, 4), 1);
 	rig_free(r);
 }
 

@@ -314,6 +314,11 @@ bool cache_access(struct cache *cache, uint64_t tag)
 	return hit;
 }
 
+bool cache_set_access(uint64_t *set, unsigned ways, uint64_t tag)
+{
+	return ways == 4 ? set_access(set, tag, 4) : set_access(set, tag, ways);
+}
+
 bool cache_contains(const struct cache *cache, uint64_t tag)
 {
 	const uint64_t *set = &cache->tags[(size_t)cache_set(cache, tag) * cache->ways];

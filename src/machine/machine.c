@@ -235,7 +235,7 @@ struct machine *machine_new(const struct topology *topology, struct engine *engi
 		cpu->owner_filter = core_wide ? TLB_ANY_OWNER : (int)c;
 		cpu->nr_pwc = topology->pwc_entries;
 		cpu->pwc = g_aligned_alloc0(
-		    1, host_line_round(MAX(1u, cpu->nr_pwc) * sizeof(struct pwc_entry)), HOST_LINE);
+		    1, host_line_round(MAX(1u, cpu->nr_pwc) * sizeof(*cpu->pwc)), HOST_LINE);
 		for (unsigned i = 0; i < topology->nr_tlbs; i++) {
 			const struct topology_tlb *t = &topology->tlbs[i];
 			struct tlb **shared = &core_tlbs[cpu->core_id * topology->nr_tlbs + i];
@@ -369,9 +369,32 @@ machine_record_stale(struct cpu *cpu, const struct vma *vma, uint64_t vaddr, uin
 }
 
 /*
+ * A PDE-cache entry as one word: valid (so never 0), the ASID, the mm (its
+ * id + 1, 0 for none: ids are unique while a run lasts; the mm is the
+ * checker's bookkeeping, not a hardware tag) and the span, vaddr >> 21
+ * (user addresses stay below 2^52, as the data caches' line tags assume).
+ */
+#define PWC_VALID (UINT64_C(1) << 63)
+#define PWC_ASID_SHIFT 47
+#define PWC_MM_SHIFT 31
+static inline uint64_t pwc_key(const struct mm *mm, uint16_t asid, uint64_t span)
+{
+	g_assert(span < (UINT64_C(1) << PWC_MM_SHIFT));
+	uint64_t mm_bits = mm ? (uint64_t)mm->id + 1 : 0;
+	return PWC_VALID | (uint64_t)asid << PWC_ASID_SHIFT | mm_bits << PWC_MM_SHIFT | span;
+}
+
+static inline uint16_t pwc_key_asid(uint64_t key)
+{
+	return (uint16_t)(key >> PWC_ASID_SHIFT);
+}
+
+/*
  * The walk went through the span's PDE: cache it, and say whether it was
  * cached already (the walk then skipped the PMD load).  4-way set-associative
- * by span with LRU inside the set, so that the hot path stays a few compares.
+ * by span with true LRU inside the set, each set kept as a data-cache set is
+ * (cache_set_access(): no branch on where the entry was).  A count that is
+ * not a multiple of 4 leaves its last entries unused.
  */
 #define PWC_WAYS 4u
 static bool machine_pwc_fill(struct cpu *cpu, const struct vma *vma, uint16_t asid,
@@ -383,20 +406,23 @@ static bool machine_pwc_fill(struct cpu *cpu, const struct vma *vma, uint16_t as
 	unsigned ways = MIN(PWC_WAYS, cpu->nr_pwc), sets = cpu->nr_pwc / ways;
 	/* The usual sizes give a power-of-two set count: no division then. */
 	uint64_t index = (sets & (sets - 1)) == 0 ? span & (sets - 1) : span % sets;
-	struct pwc_entry *set = &cpu->pwc[index * ways];
-	struct pwc_entry *victim = &set[0];
-	for (unsigned i = 0; i < ways; i++) {
-		struct pwc_entry *e = &set[i];
-		if (e->valid && e->span == span && e->asid == asid && e->mm == vma->mm) {
-			e->lru = ++cpu->pwc_clock;
-			return true;
-		}
-		if (!e->valid || (victim->valid && e->lru < victim->lru))
-			victim = e;
+	return cache_set_access(&cpu->pwc[index * ways], ways, pwc_key(vma->mm, asid, span));
+}
+
+/* Drop the entries of @asid (any ASID if @all) from @cpu's PDE cache; the
+ * others keep their order, moved up over the gaps. */
+static void pwc_drop(struct cpu *cpu, uint16_t asid, bool all)
+{
+	unsigned ways = MIN(PWC_WAYS, cpu->nr_pwc);
+	for (unsigned base = 0; ways && base + ways <= cpu->nr_pwc; base += ways) {
+		uint64_t *set = &cpu->pwc[base];
+		unsigned kept = 0;
+		for (unsigned w = 0; w < ways; w++)
+			if (set[w] && !all && pwc_key_asid(set[w]) != asid)
+				set[kept++] = set[w];
+		while (kept < ways)
+			set[kept++] = 0;
 	}
-	*victim = (struct pwc_entry){.mm = vma->mm, .span = span, .asid = asid, .valid = true,
-				     .lru = ++cpu->pwc_clock};
-	return false;
 }
 
 /* Drop @cpu's paging-structure cache entries of @asid (any ASID if @all). */
@@ -405,11 +431,8 @@ static void machine_pwc_flush(struct machine *machine, struct cpu *cpu, uint16_t
 	bool core_wide = cpu->owner_filter == TLB_ANY_OWNER;
 	for (unsigned n = 0; n < cpu->nr_core_cpus; n++) {
 		struct cpu *c = &machine->cpus[cpu->core_cpus[n]];
-		if (c != cpu && !core_wide)
-			continue;
-		for (unsigned i = 0; i < c->nr_pwc; i++)
-			if (all || c->pwc[i].asid == asid)
-				c->pwc[i].valid = false;
+		if (c == cpu || core_wide)
+			pwc_drop(c, asid, all);
 	}
 }
 
@@ -638,9 +661,7 @@ void machine_broadcast_invalidate_cpu(struct machine *machine, struct cpu *cpu, 
 	for (unsigned i = 0; i < topo->nr_tlbs; i++)
 		removed += vaddr == MACHINE_ALL_VADDR ? tlb_flush_asid(cpu->tlbs[i], asid, owner)
 						     : tlb_flush_one(cpu->tlbs[i], vaddr, asid, owner);
-	for (unsigned i = 0; i < cpu->nr_pwc; i++)
-		if (cpu->pwc[i].asid == asid)
-			cpu->pwc[i].valid = false;
+	pwc_drop(cpu, asid, false);
 	cpu->counters.tlb_entries_invalidated += removed;
 }
 
@@ -652,7 +673,7 @@ bool machine_cpu_holds(const struct machine *machine, const struct cpu *cpu, uin
 		if (tlb_holds(cpu->tlbs[i], vaddr, asid, cpu->tlb_owner))
 			return true;
 	for (unsigned i = 0; pwc && i < cpu->nr_pwc; i++)
-		if (cpu->pwc[i].valid && cpu->pwc[i].asid == asid)
+		if (cpu->pwc[i] && pwc_key_asid(cpu->pwc[i]) == asid)
 			return true;
 	return false;
 }
@@ -705,9 +726,9 @@ unsigned machine_check_freed_table(struct machine *machine, const struct mm *mm,
 		int asid = walking(ctx, cpu);
 		if (asid < 0)
 			continue; /* not walking mm's tables: CR3 points elsewhere */
+		uint64_t key = pwc_key(mm, (uint16_t)asid, span);
 		for (unsigned i = 0; i < cpu->nr_pwc; i++) {
-			struct pwc_entry *e = &cpu->pwc[i];
-			if (!e->valid || e->mm != mm || e->span != span || e->asid != asid)
+			if (cpu->pwc[i] != key)
 				continue;
 			found++;
 			machine_report_stale_pwc(cpu, span, now);

@@ -33,6 +33,12 @@ void cache_free(struct cache *cache);
  * Returns whether it hit.
  */
 bool cache_access(struct cache *cache, uint64_t tag);
+/*
+ * The same lookup on a set of @ways tags the caller keeps (any value but 0,
+ * most recent first, empty ways (0) after the others): true LRU with the
+ * hit's move to the front, or the fill in place of the last way.
+ */
+bool cache_set_access(uint64_t *set, unsigned ways, uint64_t tag);
 /* Whether @tag is held, touching nothing (tests, checks). */
 bool cache_contains(const struct cache *cache, uint64_t tag);
 const struct cache_stats *cache_stats(const struct cache *cache);

@@ -21,17 +21,6 @@
 #define MACHINE_MAX_TLBS 16
 #define MACHINE_MAX_CACHES 4
 #define MACHINE_STALE_REPORTS 8
-/*
- * A paging-structure (PDE) cache entry: the CPU remembers where the PTE page of
- * a 2 MiB span is.  @mm is bookkeeping for the checker, not a hardware tag.
- */
-struct pwc_entry {
-	const struct mm *mm;
-	uint64_t span; /* vaddr >> 21 */
-	uint64_t lru;
-	uint16_t asid;
-	bool valid;
-};
 
 /* One structure a translation of some page size probes (struct cpu). */
 struct cpu_probe {
@@ -62,9 +51,11 @@ struct cpu {
 	 * the siblings): where a walk finds its page-table lines. */
 	struct cache *caches[MACHINE_MAX_CACHES];
 
+	/* The paging-structure (PDE) cache: where the PTE page of a 2 MiB span
+	 * is.  Sets of up to 4 entries, each one word (machine.c, pwc_key()),
+	 * most recent first, empty ones (0) last. */
 	unsigned nr_pwc;
-	struct pwc_entry *pwc;
-	uint64_t pwc_clock;
+	uint64_t *pwc;
 	/* When each of the core's page walkers is next free (shared by the
 	 * siblings: topology page_walkers entries). */
 	uint64_t *walker_free;
