@@ -334,6 +334,34 @@ Test(tlb, fully_associative)
 	tlb_free(tlb);
 }
 
+/*
+ * Sets of up to 8 ways filter a probe by a one-byte fingerprint of each
+ * way's tag (tlb.c): among 4088 pages that are not held, about 8 in 256
+ * share a held page's fingerprint, and each must still miss, through a
+ * lookup and through a probe; so must a page whose way was emptied (it keeps
+ * its fingerprint) and a held page under another ASID or owner.
+ */
+Test(tlb, a_fingerprint_match_is_not_a_hit)
+{
+	struct tlb *tlb = new_tlb(8, 8, SZ_4K); /* one set */
+	for (uint64_t i = 0; i < 8; i++)
+		tlb_fill(tlb, i * K4, PS_4K, 7, 1, 0);
+	struct tlb_probe probe;
+	for (uint64_t page = 8; page < 4096; page++) {
+		cr_assert_not(hits(tlb, page * K4, 7, 1), "page %lu", (unsigned long)page);
+		cr_assert_not(tlb_probe(tlb, page * K4, PS_4K, 7, 1, &probe), "page %lu",
+			      (unsigned long)page);
+	}
+	cr_assert_eq(tlb_flush_one(tlb, 3 * K4, 7, 1), 1);
+	for (uint64_t i = 0; i < 8; i++) {
+		cr_expect_eq(hits(tlb, i * K4, 7, 1), i != 3, "page %lu", (unsigned long)i);
+		cr_expect_not(hits(tlb, i * K4, 8, 1), "page %lu, other ASID", (unsigned long)i);
+		cr_expect_not(hits(tlb, i * K4, 7, 2), "page %lu, other owner", (unsigned long)i);
+	}
+	cr_expect_eq(tlb_stats(tlb)->hits, 7);
+	tlb_free(tlb);
+}
+
 /* ---- page sizes -------------------------------------------------------- */
 
 Test(tlb, huge_page_covers_every_4k_page_inside)

@@ -27,11 +27,12 @@
  * Either way the victim of a full set is its least recently used entry.
  * stats.lookups == stats.hits + stats.misses.
  *
- * Layout: one block per set holding its ways' tags, then its recency word
- * (or the ways' stamps), (asid, owner) ids, PTE generations, frames and write
- * permissions, so that a lookup or a fill touches one block (an ordered 8-way
- * set is 176 bytes: the tags are one cache line, the rest two more) and
- * addresses it from one pointer.
+ * Layout: one block per set holding, for sets of up to 8 ways, a word of
+ * one-byte fingerprints of the ways' tags (TLB_FP_WAYS), then its ways'
+ * tags, its recency word (or the ways' stamps), (asid, owner) ids, PTE
+ * generations, frames and write permissions, so that a lookup or a fill
+ * touches one block (an ordered 8-way set is 184 bytes; a miss reads only
+ * the fingerprints) and addresses it from one pointer.
  * Hot path: the set sizes machines have (4 and 8 ways) get their own copy of
  * the lookup and fill code with the way count a constant, so the loops over
  * the ways unroll into compares and conditional moves: which way hits, or is
@@ -77,6 +78,7 @@ struct tlb {
 
 /* A set's block, for @ways ways: its recency, then five arrays indexed by way. */
 struct set {
+	uint64_t *fp;  /* up to 8 ways: byte w, way w's tag's fingerprint (TLB_FP_WAYS) */
 	uint64_t *tag;
 	uint64_t *lru; /* @ordered: the set's recency word; else a stamp per way */
 	uint32_t *id;  /* asid << 16 | owner */
@@ -92,18 +94,41 @@ static inline size_t lru_bytes(unsigned ways, bool ordered)
 	return ordered ? 8 : 8 * (size_t)ways;
 }
 
+/* Sets of up to this many ways keep a fingerprint of each way's tag, one
+ * byte each in one word: a probe compares the word against the tag's
+ * fingerprint in a few instructions, and only the ways it flags against the
+ * tag itself.  A filter, not a tag: every hit is checked in full, so a
+ * stale fingerprint (an emptied way keeps its byte) costs a compare, never
+ * a wrong answer. */
+#define TLB_FP_WAYS 8
+
+static inline size_t fp_bytes(unsigned ways)
+{
+	return ways <= TLB_FP_WAYS ? 8 : 0;
+}
+
 static inline size_t block_bytes(unsigned ways, bool ordered)
 {
-	return ((size_t)ways * (8 + 4 + 4 + 4 + 1) + lru_bytes(ways, ordered) + 7) / 8 * 8;
+	return fp_bytes(ways) +
+	       ((size_t)ways * (8 + 4 + 4 + 4 + 1) + lru_bytes(ways, ordered) + 7) / 8 * 8;
+}
+
+/* The byte of @tag that the fingerprint word holds: a multiply's top bits,
+ * which mix every bit of the page number. */
+static inline uint64_t tag_fp(uint64_t tag)
+{
+	return (tag * UINT64_C(0x9e3779b97f4a7c15)) >> 56;
 }
 
 /* Inlined with constant @ways and @ordered, the offsets are constants. */
 static inline struct set set_view(unsigned char *b, unsigned ways, bool ordered)
 {
-	unsigned char *id = b + 8 * (size_t)ways + lru_bytes(ways, ordered);
+	unsigned char *tags = b + fp_bytes(ways);
+	unsigned char *id = tags + 8 * (size_t)ways + lru_bytes(ways, ordered);
 	return (struct set){
-	    .tag = (uint64_t *)b,
-	    .lru = (uint64_t *)(b + 8 * (size_t)ways),
+	    .fp = (uint64_t *)b,
+	    .tag = (uint64_t *)tags,
+	    .lru = (uint64_t *)(tags + 8 * (size_t)ways),
 	    .id = (uint32_t *)id,
 	    .gen = (uint32_t *)(id + 4 * (size_t)ways),
 	    .pfn = (uint32_t *)(id + 8 * (size_t)ways),
@@ -287,6 +312,22 @@ static inline int probe_ways(struct set s, unsigned ways, uint64_t tag, uint16_t
 {
 	unsigned first = ways;
 
+	if (ways <= TLB_FP_WAYS) {
+		/* Bytes of the fingerprint word equal to the tag's: zero bytes
+		 * of x, flagged by the borrow trick (which may also flag a byte
+		 * above a true zero: a false candidate, checked like any). */
+		const uint64_t ones = UINT64_C(0x0101010101010101);
+		uint64_t x = *s.fp ^ (ones * tag_fp(tag));
+		uint64_t ways_mask = ways == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * ways)) - 1;
+		uint64_t candidates = (x - ones) & ~x & (ones << 7) & ways_mask;
+		while (candidates) {
+			unsigned w = (unsigned)__builtin_ctzll(candidates) >> 3;
+			if (s.tag[w] == tag && id_matches(s.id[w], asid, owner))
+				return (int)w;
+			candidates &= candidates - 1;
+		}
+		return -1;
+	}
 	if (ways < 64) { /* a mask of the matching ways and a bit scan */
 		uint64_t match = UINT64_C(1) << ways;
 		for (unsigned w = 0; w < ways; w++)
@@ -478,6 +519,8 @@ static inline void fill_entry(struct tlb *tlb, struct set s, unsigned w, uint64_
 	tlb->stats.fills++;
 	tlb->valid += s.tag[w] == 0;
 	s.tag[w] = tag;
+	if (s.ways <= TLB_FP_WAYS)
+		*s.fp = (*s.fp & ~(UINT64_C(0xff) << (8 * w))) | tag_fp(tag) << (8 * w);
 	s.id[w] = id;
 	s.gen[w] = gen;
 	s.pfn[w] = pfn;
