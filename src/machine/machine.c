@@ -414,13 +414,15 @@ static bool machine_pwc_fill(struct cpu *cpu, const struct vma *vma, uint16_t as
 static void pwc_drop(struct cpu *cpu, uint16_t asid, bool all)
 {
 	unsigned ways = MIN(PWC_WAYS, cpu->nr_pwc);
+	/* A broadcast reaches every CPU, most PDE caches nearly empty: an
+	 * empty set (its first way empty) costs one load. */
 	for (unsigned base = 0; ways && base + ways <= cpu->nr_pwc; base += ways) {
 		uint64_t *set = &cpu->pwc[base];
-		unsigned kept = 0;
-		for (unsigned w = 0; w < ways; w++)
-			if (set[w] && !all && pwc_key_asid(set[w]) != asid)
+		unsigned kept = 0, w = 0;
+		for (; w < ways && set[w]; w++)
+			if (!all && pwc_key_asid(set[w]) != asid)
 				set[kept++] = set[w];
-		while (kept < ways)
+		while (kept < w)
 			set[kept++] = 0;
 	}
 }
