@@ -76,7 +76,8 @@ struct tlb {
 	struct tlb_entry hit;          /* the entry the last lookup returned */
 };
 
-/* A set's block, for @ways ways: its recency, then five arrays indexed by way. */
+/* A set's block, for @ways ways: its fingerprints (up to 8 ways), tags and
+ * recency, then four more arrays indexed by way. */
 struct set {
 	uint64_t *fp;  /* up to 8 ways: byte w, way w's tag's fingerprint (TLB_FP_WAYS) */
 	uint64_t *tag;
@@ -303,10 +304,13 @@ __attribute__((noinline, cold)) static unsigned plru_fill_way(const struct tlb *
 /* ---- lookup ----------------------------------------------------------------- */
 
 /*
- * Way of @s (@ways ways) holding @tag for (@asid, @owner), or -1.  A hit may
- * sit in any way, so a scan that stops at the first match mispredicts almost
- * always; one branch-free pass finds the first tag match instead, and the
- * rare further ones (same page, other ASID or owner) are checked after.
+ * Way of @s (@ways ways) holding @tag for (@asid, @owner), or -1: the first
+ * in way order.  Up to 8 ways, the fingerprints name the few ways worth a
+ * compare (usually none on a miss, the hit's way on a hit).  Wider sets: a
+ * hit may sit in any way, so a scan that stops at the first match
+ * mispredicts almost always; one branch-free pass finds the first tag match
+ * instead, and the rare further ones (same page, other ASID or owner) are
+ * checked after.
  */
 static inline int probe_ways(struct set s, unsigned ways, uint64_t tag, uint16_t asid, int owner)
 {
