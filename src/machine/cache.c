@@ -39,6 +39,11 @@
 #define CACHE_X86_VECTORS 1
 #endif
 
+/* @fn(@set, @tag, w) with the way count @ways (4, 8 or 16) a constant, so
+ * that each count gets its own unrolled copy. */
+#define BY_WAYS_4_8_16(fn, set, tag, ways)                                                        \
+	((ways) == 4 ? fn(set, tag, 4) : (ways) == 8 ? fn(set, tag, 8) : fn(set, tag, 16))
+
 /* Which code a set operation takes, from the least to the most capable. */
 enum set_impl { SET_PLAIN, SET_SSE2, SET_AVX2, SET_AVX512 };
 static const char *const set_impl_names[] = {"none", "sse2", "avx2", "avx512"};
@@ -220,14 +225,7 @@ set_access_quads(uint64_t *set, uint64_t tag, unsigned ways)
 __attribute__((target("avx2"))) static bool set_access_avx2(uint64_t *set, uint64_t tag,
 							   unsigned ways)
 {
-	switch (ways) {
-	case 4:
-		return set_access_quads(set, tag, 4);
-	case 8:
-		return set_access_quads(set, tag, 8);
-	default:
-		return set_access_quads(set, tag, 16);
-	}
+	return BY_WAYS_4_8_16(set_access_quads, set, tag, ways);
 }
 
 /*
@@ -270,14 +268,7 @@ __attribute__((target("avx512f"))) static bool set_access_avx512_16(uint64_t *se
 #ifdef __SSE2__
 static bool set_access_sse2(uint64_t *set, uint64_t tag, unsigned ways)
 {
-	switch (ways) {
-	case 4:
-		return set_access_pairs(set, tag, 4);
-	case 8:
-		return set_access_pairs(set, tag, 8);
-	default:
-		return set_access_pairs(set, tag, 16);
-	}
+	return BY_WAYS_4_8_16(set_access_pairs, set, tag, ways);
 }
 #endif
 
