@@ -99,7 +99,9 @@ struct cache *cache_new(const struct cache_geometry *geometry)
 	if (geometry->sets == 0 || geometry->ways == 0)
 		return NULL;
 	struct cache *cache = g_aligned_alloc0(1, sizeof(*cache), HOST_LINE);
-	cache->tags = g_new0(uint64_t, (size_t)geometry->sets * geometry->ways);
+	/* On a host line, so that a vector set operation's load and store of an
+	 * 8-way set are never split over two lines. */
+	cache->tags = g_aligned_alloc0((size_t)geometry->sets * geometry->ways, sizeof(uint64_t), HOST_LINE);
 	cache->sets = geometry->sets;
 	cache->ways = geometry->ways;
 	cache->impl = set_impl_for(geometry->ways);
@@ -110,7 +112,7 @@ void cache_free(struct cache *cache)
 {
 	if (!cache)
 		return;
-	g_free(cache->tags);
+	g_aligned_free(cache->tags);
 	g_aligned_free(cache);
 }
 
