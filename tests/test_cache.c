@@ -109,6 +109,8 @@ Test(cache, every_way_count_is_true_lru)
 	}
 	g_unsetenv("TLBSIM_SIMD");
 	cr_expect_not(cache_simd_valid("avx"));
+	g_autofree char *choices = cache_simd_choices();
+	cr_expect_str_eq(choices, "avx512, avx2, sse2 or none");
 }
 
 Test(cache, neighbouring_tags_spread_over_the_sets)

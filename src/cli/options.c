@@ -442,9 +442,10 @@ bool options_check_common(const struct options *o)
 	const char *simd = g_getenv("TLBSIM_SIMD");
 	if (simd && !cache_simd_valid(simd)) {
 		/* A typo would otherwise time the wrong code without a word. */
-		g_printerr("tlbsim: TLBSIM_SIMD=%s: expected avx512, avx2, sse2 or none (the most "
-			   "the data caches' set operations may use), or unset\n",
-			   simd);
+		g_autofree char *choices = cache_simd_choices();
+		g_printerr("tlbsim: TLBSIM_SIMD=%s: expected %s (the most the data caches' set "
+			   "operations may use), or unset\n",
+			   simd, choices);
 		return false;
 	}
 	if (o->append && !o->output) {

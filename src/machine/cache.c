@@ -55,6 +55,15 @@ struct cache {
 	struct cache_stats stats;
 };
 
+char *cache_simd_choices(void)
+{
+	GString *list = g_string_new(NULL);
+	for (unsigned i = G_N_ELEMENTS(set_impl_names); i-- > 0;)
+		g_string_append_printf(list, "%s%s", set_impl_names[i],
+				       i > 1 ? ", " : i == 1 ? " or " : "");
+	return g_string_free(list, FALSE);
+}
+
 bool cache_simd_valid(const char *name)
 {
 	for (unsigned i = 0; i < G_N_ELEMENTS(set_impl_names); i++)

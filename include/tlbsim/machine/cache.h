@@ -50,5 +50,8 @@ const struct cache_stats *cache_stats(const struct cache *cache);
  * Whether @name is one of those (the CLI refuses another).
  */
 bool cache_simd_valid(const char *name);
+/* Those names, most capable first, as "avx512, avx2, sse2 or none"; the
+ * caller frees it. */
+char *cache_simd_choices(void);
 
 #endif
