@@ -58,9 +58,10 @@ struct cache {
 char *cache_simd_choices(void)
 {
 	GString *list = g_string_new(NULL);
-	for (unsigned i = G_N_ELEMENTS(set_impl_names); i-- > 0;)
-		g_string_append_printf(list, "%s%s", set_impl_names[i],
-				       i > 1 ? ", " : i == 1 ? " or " : "");
+	for (unsigned i = G_N_ELEMENTS(set_impl_names); i-- > 0;) {
+		const char *separator = i > 1 ? ", " : i == 1 ? " or " : "";
+		g_string_append_printf(list, "%s%s", set_impl_names[i], separator);
+	}
 	return g_string_free(list, FALSE);
 }
 
@@ -110,7 +111,8 @@ struct cache *cache_new(const struct cache_geometry *geometry)
 	struct cache *cache = g_aligned_alloc0(1, sizeof(*cache), HOST_LINE);
 	/* On a host line, so that a vector set operation's load and store of an
 	 * 8-way set are never split over two lines. */
-	cache->tags = g_aligned_alloc0((size_t)geometry->sets * geometry->ways, sizeof(uint64_t), HOST_LINE);
+	cache->tags =
+	    g_aligned_alloc0((size_t)geometry->sets * geometry->ways, sizeof(uint64_t), HOST_LINE);
 	cache->sets = geometry->sets;
 	cache->ways = geometry->ways;
 	cache->impl = set_impl_for(geometry->ways);
