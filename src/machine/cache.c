@@ -65,22 +65,27 @@ char *cache_simd_choices(void)
 	return g_string_free(list, FALSE);
 }
 
-bool cache_simd_valid(const char *name)
+/* The code TLBSIM_SIMD's value @name names, or -1. */
+static int set_impl_named(const char *name)
 {
 	for (unsigned i = 0; i < G_N_ELEMENTS(set_impl_names); i++)
 		if (!strcmp(name, set_impl_names[i]))
-			return true;
-	return false;
+			return (int)i;
+	return -1;
 }
 
-/* The most capable code the host runs, within TLBSIM_SIMD. */
+bool cache_simd_valid(const char *name)
+{
+	return set_impl_named(name) >= 0;
+}
+
+/* The most capable code the host runs, within TLBSIM_SIMD (the CLI has
+ * refused a value that names none). */
 static enum set_impl set_impl_host(void)
 {
-	enum set_impl cap = SET_AVX512;
 	const char *env = g_getenv("TLBSIM_SIMD");
-	for (unsigned i = 0; env && i < G_N_ELEMENTS(set_impl_names); i++)
-		if (!strcmp(env, set_impl_names[i]))
-			cap = (enum set_impl)i;
+	int named = env ? set_impl_named(env) : -1;
+	enum set_impl cap = named >= 0 ? (enum set_impl)named : SET_AVX512;
 #ifdef CACHE_X86_VECTORS
 	if (cap >= SET_AVX512 && __builtin_cpu_supports("avx512f"))
 		return SET_AVX512;
@@ -320,6 +325,7 @@ bool cache_access(struct cache *cache, uint64_t tag)
 
 bool cache_set_access(uint64_t *set, unsigned ways, uint64_t tag)
 {
+	/* 4 ways (the PDE cache's) a constant: their own unrolled copy. */
 	return ways == 4 ? set_access(set, tag, 4) : set_access(set, tag, ways);
 }
 
